@@ -1,0 +1,1 @@
+"""Scene file formats (pure Python): each converts between its files and the scene model."""

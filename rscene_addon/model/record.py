@@ -1,0 +1,349 @@
+"""Records: one line of a scene file, typed on demand, written back exactly unless changed.
+
+A record read from a file keeps its source line. Reading only splits the line into tokens; fields are
+decoded when first asked for (a 16 MB height map is not parsed until someone needs it). A record that is
+never changed is written back as its source line, byte for byte. Setting a field marks it changed, and a
+changed or new record is written canonically: the full positional layout, the documented keys in
+schema order, then unknown keys in their original order.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .errors import ValueFormatError
+from .schema import REQUIRED, Field, RecordSchema, layout_size
+
+
+class Record:
+    """Base of every record kind. Subclasses set ``schema`` (``None`` for unknown tags)."""
+
+    schema: RecordSchema | None = None
+    tag: str = ""
+
+    __slots__ = ("_tokens", "source", "line", "_layout", "_pos", "_keys", "_split", "_dirty", "_cache")
+
+    def __init__(self, **values: Any):
+        """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
+
+        Positional fields take their Engine 2 default when not given; required ones must be given.
+        """
+        self._tokens: list[str] = []
+        self.source: str | None = None  # the source line (without its newline) while unchanged
+        self.line = 0
+        self._split = True
+        self._dirty = True
+        self._cache: dict[str, Any] = {}
+        self._keys: dict[str, str] = {}
+        self._layout = self.schema.full_layout
+        self._pos = ["-"] * layout_size(self._layout)
+        derived = []
+        for field in self._layout:
+            if field.name in values:
+                self._set_positional(field, values.pop(field.name))
+            elif field.default is REQUIRED:
+                raise TypeError(f"{self.tag}: missing required field {field.name!r}")
+            elif callable(field.default):
+                derived.append(field)
+            else:
+                self._set_positional(field, field.default)
+        for field in derived:
+            self._set_positional(field, field.default(self))
+            self._cache.clear()
+        for name, value in values.items():
+            self.set(name, value)
+
+    @classmethod
+    def from_tokens(cls, tokens: list[str], source: str, line: int) -> "Record":
+        """A record read from a file: stores the split line; nothing is decoded yet."""
+        record = cls.__new__(cls)
+        record._tokens = tokens
+        record.source = source
+        record.line = line
+        record._split = False
+        record._dirty = False
+        record._cache = {}
+        return record
+
+    # -- structure ----------------------------------------------------------------------------------------
+
+    def _ensure_split(self) -> None:
+        """Separate positional tokens from ``key=value`` tokens (first use only)."""
+        if self._split:
+            return
+        pos: list[str] = []
+        keys: dict[str, str] = {}
+        for token in self._tokens[1:]:
+            key, eq, value = token.partition("=")
+            if eq:
+                if key not in keys:  # a repeated key is reported by check(); the first one counts
+                    keys[key] = value
+            elif not keys:
+                pos.append(token)
+        self._pos, self._keys = pos, keys
+        self._layout = self.schema.layout_for(len(pos)) if self.schema else ()
+        if self._layout is None:
+            self._layout = ()
+        self._split = True
+
+    def structure_errors(self) -> list[str]:
+        """Positional after key, repeated key, missing positional fields."""
+        errors = []
+        seen: set[str] = set()
+        after_key = False
+        count = 0
+        for token in self._tokens[1:]:
+            key, eq, _ = token.partition("=")
+            if eq:
+                after_key = True
+                if key in seen:
+                    errors.append(f"repeated key {key!r}")
+                seen.add(key)
+            else:
+                if after_key:
+                    errors.append(f"positional field {token!r} after a key=value field")
+                count += 1
+        if self.schema is not None and self.schema.layout_for(count) is None:
+            shortest = self.schema.layouts[-1]
+            names = []
+            size = 0
+            for f in shortest:
+                size += f.span
+                if size > count:
+                    names.append(f.name)
+            errors.append(
+                f"missing positional field(s) {', '.join(names)}: {count} given, at least "
+                f"{layout_size(shortest)} needed")
+        return errors
+
+    @property
+    def layout(self) -> tuple[Field, ...]:
+        self._ensure_split()
+        return self._layout
+
+    @property
+    def positional_tokens(self) -> list[str]:
+        self._ensure_split()
+        return self._pos
+
+    @property
+    def extra_positional(self) -> list[str]:
+        """Positional tokens beyond the record's layout (kept and written back)."""
+        self._ensure_split()
+        return self._pos[layout_size(self._layout):]
+
+    @property
+    def raw_keys(self) -> dict[str, str]:
+        """Every ``key=value`` of the record as raw text, in file order (unknown keys included)."""
+        self._ensure_split()
+        return self._keys
+
+    @property
+    def unknown_keys(self) -> dict[str, str]:
+        known = self.schema.key_names if self.schema else ()
+        return {k: v for k, v in self.raw_keys.items() if k not in known}
+
+    @property
+    def changed(self) -> bool:
+        return self._dirty
+
+    # -- field access ---------------------------------------------------------------------------------------
+
+    def _positional_slice(self, name: str) -> tuple[Field, int] | None:
+        start = 0
+        for field in self.layout:
+            if field.name == name:
+                return field, start
+            start += field.span
+        return None
+
+    def raw(self, name: str) -> str | None:
+        """The field's text as written (positional tokens joined by spaces), or None when absent."""
+        found = self._positional_slice(name)
+        if found:
+            field, start = found
+            return " ".join(self._pos[start:start + field.span])
+        return self.raw_keys.get(name)
+
+    def has(self, name: str) -> bool:
+        """Whether the record gives the field a non-empty value (else the default applies)."""
+        if self._positional_slice(name):
+            return True
+        value = self.raw_keys.get(name)
+        return value is not None and value != ""
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The typed value of a field: decoded from the file, or the Engine 2 default when absent.
+
+        Unknown keys come back as decoded text. Raises ``ValueFormatError`` for a malformed value.
+        """
+        cache = self._cache
+        if name in cache:
+            return cache[name]
+        value = self._decode(name, default)
+        cache[name] = value
+        return value
+
+    def _decode(self, name: str, default: Any) -> Any:
+        field = self.schema.field(name) if self.schema else None
+        found = self._positional_slice(name)
+        try:
+            if found:
+                field, start = found
+                return field.type.decode_tokens(self._pos[start:start + field.span])
+            raw = self.raw_keys.get(name)
+            if field is None:
+                if raw is None:
+                    return default
+                from .values import decode_text
+                return decode_text(raw)
+            if raw is None or raw == "" or (raw == "-" and field.type.name not in ("text", "name")):
+                value = field.default_for(self)
+                return default if value is REQUIRED else value
+            return field.type.decode(raw)
+        except ValueFormatError as exc:
+            raise ValueFormatError(f"field {name!r}: {exc}") from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.set(name, value)
+
+    def set(self, name: str, value: Any) -> None:
+        """Set a field (typed value). The record will be written canonically."""
+        self._ensure_split()
+        field = self.schema.field(name) if self.schema else None
+        if field is not None and any(f.name == name for f in self.schema.full_layout):
+            self._promote()
+            self._set_positional(field, value)
+        else:
+            self._keys[name] = field.type.encode(value) if field is not None else _encode_unknown(value)
+        self._cache.clear()  # derived defaults (such as the id) may depend on this field
+        self._dirty = True
+
+    def unset(self, name: str) -> None:
+        """Remove a ``key=value`` field, so the default applies again."""
+        self._ensure_split()
+        if name in self._keys:
+            del self._keys[name]
+            self._cache.clear()
+            self._dirty = True
+
+    def _set_positional(self, field: Field, value: Any) -> None:
+        start = 0
+        for f in self._layout:
+            if f.name == field.name:
+                tokens = field.type.encode_tokens(value)
+                while len(self._pos) < start + f.span:
+                    self._pos.append("-")
+                self._pos[start:start + f.span] = tokens
+                return
+            start += f.span
+
+    def _promote(self) -> None:
+        """Move a record in an older positional layout to the current one, keeping its values."""
+        if not self.schema or self._layout is self.schema.full_layout:
+            return
+        values = {f.name: self.get(f.name) for f in self.schema.full_layout}
+        extra = self.extra_positional
+        self._layout = self.schema.full_layout
+        self._pos = []
+        for f in self._layout:
+            self._pos.extend(f.type.encode_tokens(values[f.name]))
+        self._pos.extend(extra)
+        self._cache.clear()
+
+    # -- writing -----------------------------------------------------------------------------------------
+
+    def to_line(self) -> str:
+        """The record's text: the source line if unchanged, else canonical."""
+        if not self._dirty and self.source is not None:
+            return self.source
+        return self.canonical()
+
+    def canonical(self) -> str:
+        self._ensure_split()
+        tokens = [self.tag]
+        if self.schema is None:
+            return " ".join(self._tokens) if self._tokens else self.tag
+        for field in self._layout:
+            tokens.extend(field.type.encode_tokens(self.get(field.name)))
+        tokens.extend(self.extra_positional)
+        keys = self._keys
+        for field in self.schema.keys:
+            if field.name in keys:
+                raw = keys[field.name]
+                tokens.append(f"{field.name}={field.type.encode(self.get(field.name)) if raw not in ('', '-') else raw}")
+        known = set(self.schema.key_names)
+        tokens.extend(f"{k}={v}" for k, v in keys.items() if k not in known)
+        return " ".join(tokens)
+
+    # -- conveniences -----------------------------------------------------------------------------------
+
+    def fields(self) -> Iterator[tuple[str, Any]]:
+        """(name, typed value) of every documented field, defaults included."""
+        if self.schema is None:
+            return iter(())
+        names = [f.name for f in self.layout] + list(self.schema.key_names)
+        return ((n, self.get(n)) for n in names)
+
+    @property
+    def path(self) -> str | None:
+        """The node path (``/World/Props/Crate``), for records that have one."""
+        return self.get("path") if self.schema and self.schema.field("path") else None
+
+    @path.setter
+    def path(self, value: str) -> None:
+        self.set("path", value)
+
+    @property
+    def id(self) -> str | None:
+        """The node id (explicit, or the record's default such as ``object_<path>``)."""
+        return self.get("id") if self.schema and self.schema.field("id") else None
+
+    @id.setter
+    def id(self, value: str) -> None:
+        self.set("id", value)
+
+    def __repr__(self) -> str:
+        label = self.path if self.schema and self.schema.field("path") else ""
+        where = f" line {self.line}" if self.line else ""
+        return f"<{type(self).__name__} {label}{where}>".replace("  ", " ")
+
+
+class UnknownRecord(Record):
+    """A record whose tag this version does not know: kept verbatim and written back as it was."""
+
+    __slots__ = ()
+
+    @property
+    def tag(self) -> str:  # type: ignore[override]
+        return self._tokens[0] if self._tokens else ""
+
+    def set(self, name, value):
+        raise TypeError(f"cannot edit a record of unknown kind {self.tag!r}")
+
+
+def _encode_unknown(value: Any) -> str:
+    from .values import FLAG, NUMBER, TEXT
+    if isinstance(value, bool):
+        return FLAG.encode(value)
+    if isinstance(value, (int, float)):
+        return NUMBER.encode(value)
+    return TEXT.encode(str(value))
+
+
+def make_record_class(schema: RecordSchema) -> type[Record]:
+    """A typed class for a record kind, with one property per field (``obj.mass``, ``obj.position``)."""
+    name = "".join(part.capitalize() for part in schema.tag.split("_"))
+    namespace: dict[str, Any] = {"schema": schema, "tag": schema.tag, "__slots__": (), "__doc__": schema.doc}
+    for field_name in schema.field_names():
+        if not field_name.isidentifier() or field_name in ("path", "id", "tag", "line", "source"):
+            continue
+        if hasattr(Record, field_name):
+            continue
+        namespace[field_name] = property(
+            lambda self, n=field_name: self.get(n),
+            lambda self, value, n=field_name: self.set(n, value),
+            doc=f"``{field_name}`` ({schema.field(field_name).type!r})")
+    return type(name, (Record,), namespace)

@@ -1,0 +1,220 @@
+"""The Engine 2 Scene: records in file order, lookup by path and id, the group tree, asset paths.
+
+A ``Scene`` holds every line of its file: records (typed) and ``Comment`` lines (comments and blank
+lines, kept so that writing reproduces the file). Absent singleton records and absent keys take
+Engine 2's defaults through ``setting()`` and ``Record.get``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Iterator
+
+from .kinds import RECORD_CLASSES, SINGLETON_TAGS, new_record
+from .record import Record
+from .schema import SECTION_RANK
+
+
+class Comment:
+    """A comment or blank line, kept verbatim."""
+
+    __slots__ = ("source", "line")
+    changed = False
+
+    def __init__(self, source: str, line: int = 0):
+        self.source = source
+        self.line = line
+
+    def to_line(self) -> str:
+        return self.source
+
+    def __repr__(self) -> str:
+        return f"<Comment line {self.line}: {self.source[:40]!r}>"
+
+
+class Scene:
+    """A scene document. ``items`` is every line in file order (records and comments)."""
+
+    def __init__(self, version: int = 2, path: str | None = None, *, header: bool = True):
+        self.items: list[Record | Comment] = []
+        self.path = path
+        self.crlf = False  # line ending for lines this program adds
+        self.final_newline = True
+        self.warnings: list = []
+        self._index: dict[str, Record] | None = None
+        if header:
+            self.items.append(new_record("raisim_engine_scene", version=version))
+
+    # -- records ------------------------------------------------------------------------------------------
+
+    @property
+    def header(self) -> Record:
+        for item in self.items:
+            if isinstance(item, Record) and item.tag == "raisim_engine_scene":
+                return item
+        raise LookupError("scene has no header record")
+
+    @property
+    def version(self) -> int:
+        return self.header.get("version")
+
+    @property
+    def records(self) -> list[Record]:
+        """Every record in file order (header included)."""
+        return [item for item in self.items if isinstance(item, Record)]
+
+    def of(self, *tags: str) -> list[Record]:
+        """Records of the given kinds, in file order."""
+        wanted = set(tags)
+        return [item for item in self.items if isinstance(item, Record) and item.tag in wanted]
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for record in self.records:
+            counts[record.tag] = counts.get(record.tag, 0) + 1
+        return counts
+
+    def setting(self, tag: str) -> Record:
+        """The record in force for a singleton kind (the last one wins), or Engine 2's defaults."""
+        if tag not in SINGLETON_TAGS:
+            raise KeyError(f"{tag!r} is not a singleton record kind")
+        found = self.of(tag)
+        if found:
+            return found[-1]
+        return new_record(tag)
+
+    @property
+    def time_step(self) -> float:
+        return self.setting("time_step").get("dt")
+
+    @property
+    def gravity(self) -> tuple[float, float, float]:
+        return self.setting("gravity").get("gravity")
+
+    # -- editing ----------------------------------------------------------------------------------------
+
+    def add(self, record: Record) -> Record:
+        """Insert a record where Engine 2 would write it: after the last record of its section or
+        an earlier one (after its parent's other children for splat layers, IK targets and the like)."""
+        rank = SECTION_RANK.get(record.tag, len(SECTION_RANK))
+        insert_at = len(self.items)
+        last_before = None
+        for i, item in enumerate(self.items):
+            if isinstance(item, Record) and SECTION_RANK.get(item.tag, len(SECTION_RANK)) <= rank:
+                last_before = i
+        if last_before is not None:
+            insert_at = last_before + 1
+        parent = record.schema.parent if record.schema else None
+        if parent:
+            owner = self.find(record.get(parent[1]))
+            if owner is not None:
+                insert_at = self._after_children(owner)
+        self.items.insert(insert_at, record)
+        self._index = None
+        return record
+
+    def _after_children(self, owner: Record) -> int:
+        i = self.items.index(owner) + 1
+        while i < len(self.items):
+            item = self.items[i]
+            if not (isinstance(item, Record) and item.schema and item.schema.parent
+                    and item.schema.parent[0] == owner.tag):
+                break
+            i += 1
+        return i
+
+    def remove(self, record: Record) -> None:
+        self.items.remove(record)
+        self._index = None
+
+    def extend(self, records: Iterable[Record]) -> None:
+        for record in records:
+            self.add(record)
+
+    # -- lookup -----------------------------------------------------------------------------------------
+
+    def _build_index(self) -> dict[str, Record]:
+        index: dict[str, Record] = {}
+        for record in self.records:
+            if record.schema is None:
+                continue
+            for key in (record.path, record.id):
+                if key and key not in index:
+                    index[key] = record
+        return index
+
+    def find(self, ref: str | None) -> Record | None:
+        """The node whose id or path is ``ref`` (ids win over paths on a clash), or None."""
+        if not ref:
+            return None
+        if self._index is None:
+            self._index = self._build_index()
+        found = self._index.get(ref)
+        if found is None or ref not in (found.path, found.id):
+            self._index = self._build_index()  # records may have been renamed since the last lookup
+            found = self._index.get(ref)
+        return found
+
+    def by_path(self, path: str) -> Record | None:
+        return next((r for r in self.records if r.schema and r.path == path), None)
+
+    def by_id(self, ident: str) -> Record | None:
+        return next((r for r in self.records if r.schema and r.id == ident), None)
+
+    def parent_of(self, record: Record) -> Record | None:
+        """The folder or node a record hangs under (``parentGroupId``, or ``parentId`` for groups)."""
+        if record.schema is None:
+            return None
+        for key in ("parentGroupId", "parentId"):
+            if record.schema.field(key) or key in record.raw_keys:
+                parent = self.find(record.get(key))
+                if parent is not None and parent is not record:
+                    return parent
+        return None
+
+    def children(self) -> dict[Record | None, list[Record]]:
+        """The group tree: parent (None for the root) -> child nodes in file order.
+
+        A cycle of parents is broken by putting its first member at the root.
+        """
+        tree: dict[Record | None, list[Record]] = {None: []}
+        for record in self.records:
+            if record.schema is None or not record.schema.field("path"):
+                continue
+            parent = self.parent_of(record)
+            seen = {id(record)}
+            walk = parent
+            while walk is not None:
+                if id(walk) in seen:
+                    parent = None
+                    break
+                seen.add(id(walk))
+                walk = self.parent_of(walk)
+            tree.setdefault(parent, []).append(record)
+        return tree
+
+    # -- files ------------------------------------------------------------------------------------------
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(os.path.abspath(self.path)) if self.path else os.getcwd()
+
+    def resolve(self, ref: str) -> str:
+        """Absolute path of a file reference, by the version-2 rule: an empty or absolute path as is;
+        a relative path next to the scene file if it exists there, else under ``asset_root``."""
+        if not ref or os.path.isabs(ref):
+            return ref
+        here = os.path.normpath(os.path.join(self.directory, ref))
+        if os.path.exists(here):
+            return here
+        root = self.setting("asset_root").get("root") or "."
+        base = root if os.path.isabs(root) else os.path.join(self.directory, root)
+        return os.path.normpath(os.path.join(base, ref))
+
+    def __repr__(self) -> str:
+        return f"<Scene v{self.version} {len(self.records)} records{' ' + self.path if self.path else ''}>"
+
+
+__all__ = ["Comment", "Scene", "RECORD_CLASSES"]

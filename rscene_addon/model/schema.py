@@ -1,0 +1,125 @@
+"""How a record kind is laid out: positional layouts, named keys, types and Engine 2 defaults.
+
+The tables themselves live in ``schema_table.py`` (one ``RecordSchema`` per tag, transcribed from the
+format documents); this module defines their shape and the section order a new scene is written in.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .values import ValueType
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One named field. ``default`` is a value, ``REQUIRED``, or ``callable(record) -> value``."""
+
+    name: str
+    type: ValueType
+    default: Any = REQUIRED
+    doc: str = ""
+
+    @property
+    def span(self) -> int:
+        return self.type.span
+
+    def default_for(self, record) -> Any:
+        if callable(self.default):
+            return self.default(record)
+        return self.default
+
+
+def F(name: str, type: ValueType, default: Any = REQUIRED, doc: str = "") -> Field:
+    return Field(name, type, default, doc)
+
+
+@dataclass(frozen=True)
+class RecordSchema:
+    """A record kind.
+
+    ``layouts`` lists the accepted positional layouts, the current (longest) one first; a record uses
+    the longest layout whose token count it reaches. ``keys`` are the documented ``key=value`` fields.
+    ``singleton`` kinds are replaced by a later record of the same tag (the earlier one is still kept
+    in the file). ``id_prefix`` + path is the default id of a node record. ``parent`` names the
+    record kind this one belongs to and the field naming it (a splat layer and its terrain region).
+    """
+
+    tag: str
+    layouts: tuple[tuple[Field, ...], ...]
+    keys: tuple[Field, ...] = ()
+    singleton: bool = False
+    id_prefix: str | None = None
+    parent: tuple[str, str] | None = None
+    doc: str = ""
+    _index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        index = {}
+        for layout in self.layouts:
+            for f in layout:
+                index.setdefault(f.name, f)
+        key_index = {f.name: f for f in self.keys}
+        clash = set(index) & set(key_index)
+        if clash:
+            raise ValueError(f"{self.tag}: names used both positionally and as keys: {sorted(clash)}")
+        index.update(key_index)
+        self._index.update(index)
+        sizes = [layout_size(layout) for layout in self.layouts]
+        if sizes != sorted(sizes, reverse=True):
+            raise ValueError(f"{self.tag}: layouts must be listed longest first")
+
+    @property
+    def full_layout(self) -> tuple[Field, ...]:
+        return self.layouts[0]
+
+    @property
+    def key_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.keys)
+
+    def field(self, name: str) -> Field | None:
+        return self._index.get(name)
+
+    def field_names(self) -> list[str]:
+        return list(self._index)
+
+    def layout_for(self, count: int) -> tuple[Field, ...] | None:
+        """The longest layout that ``count`` positional tokens fill, or None if too few."""
+        for layout in self.layouts:
+            if layout_size(layout) <= count:
+                return layout
+        return None
+
+
+def layout_size(layout: tuple[Field, ...]) -> int:
+    return sum(f.span for f in layout)
+
+
+def default_id(prefix: str) -> Callable:
+    """Default ``id`` of a node: a record-specific prefix and the path (``object_/World/Crate``)."""
+    return lambda record: prefix + record.get("path")
+
+
+# The order Engine 2 writes sections in (seed document, "Section Order"); new records go here.
+SECTION_ORDER = (
+    "raisim_engine_scene",
+    "time_step", "gravity", "solver",
+    "snapping", "asset_root", "scene_graph", "prefab_override", "editor_ux", "render_bake",
+    "environment", "weather", "rayrai_render",
+    "material", "contact_material", "terrain_texture", "asset", "articulated_resource",
+    "group",
+    "terrain_region", "terrain_splat_layer", "terrain_foliage_layer",
+    "light", "camera", "object", "compound", "compound_child", "deformable", "granular",
+    "articulated", "articulated_ik",
+    "sensor", "wire", "reflection_probe", "local_fog", "projected_decal", "irradiance_volume",
+    "point_cloud", "instanced_visual",
+)
+SECTION_RANK = {tag: i for i, tag in enumerate(SECTION_ORDER)}

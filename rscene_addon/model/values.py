@@ -1,0 +1,376 @@
+"""Value types of the ``.rscene`` format: decoding file text to Python values and encoding back.
+
+Each type decodes the raw token text (already split at ``=`` for keys) and encodes a Python value to the
+canonical text Engine 2 writes: shortest round-tripping numbers, ``true``/``false``, ``%HH`` escapes,
+``-`` for the empty string. Positional vectors span several tokens; as key values they are packed with
+commas. Decoding raises ``ValueFormatError``; the reader adds file, line and tag.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from .errors import ValueFormatError
+
+# ---------------------------------------------------------------------------------------------------------
+# Strings: %HH escaping
+
+_HEX = "0123456789ABCDEF"
+# Engine 2 escapes every byte up to 0x20 and '%', '=' and ';' (and DEL, which is a control byte too).
+_ESCAPED = frozenset(range(0x21)) | {ord("%"), ord("="), ord(";"), 0x7F}
+_PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+def decode_text(raw: str) -> str:
+    """``-`` and the empty token are the empty string; ``%HH`` is one byte (either case)."""
+    if raw == "-" or raw == "":
+        return ""
+    if "%" not in raw:
+        return raw
+    data = raw.encode("utf-8", "surrogateescape")
+    if re.search(rb"%(?![0-9A-Fa-f]{2})", data):
+        raise ValueFormatError(f"bad percent escape in {raw!r}")
+    data = _PERCENT.sub(lambda m: bytes([int(m.group(1), 16)]), data)
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode_text(value: str) -> str:
+    if value == "":
+        return "-"
+    if value == "-":
+        return "%2D"
+    data = value.encode("utf-8", "surrogateescape")
+    if not any(b in _ESCAPED for b in data):
+        return value
+    out = bytearray()
+    for b in data:
+        if b in _ESCAPED:
+            out += b"%" + _HEX[b >> 4].encode() + _HEX[b & 15].encode()
+        else:
+            out.append(b)
+    return out.decode("utf-8", "surrogateescape")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Numbers
+
+# A finite decimal number in the C locale (what std::from_chars accepts): no underscores, no spaces,
+# no hex, no nan/inf.
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_NUMBER_LIST = re.compile(r"[0-9eE+\-.,;]*")
+
+
+def decode_number(raw: str) -> float:
+    if not _NUMBER.fullmatch(raw):
+        raise ValueFormatError(f"expected a finite number, got {raw!r}")
+    value = float(raw)
+    if not math.isfinite(value):
+        raise ValueFormatError(f"number out of range: {raw!r}")
+    return value
+
+
+def encode_number(value: float) -> str:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueFormatError(f"cannot write non-finite number {value!r}")
+    if value.is_integer() and abs(value) < 1e16:
+        # 2.0 -> "2" and -0.0 -> "-0": still the shortest text that reads back to the same double.
+        return "-0" if value == 0 and math.copysign(1.0, value) < 0 else str(int(value))
+    return repr(value)
+
+
+def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
+    if not _INTEGER.fullmatch(raw):
+        raise ValueFormatError(f"expected an integer, got {raw!r}")
+    value = int(raw)
+    if not lo <= value <= hi:
+        raise ValueFormatError(f"integer {raw} out of range [{lo}, {hi}]")
+    return value
+
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+def decode_flag(raw: str) -> bool:
+    low = raw.lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ValueFormatError(f"expected a flag (true/false/1/0/yes/no/on/off), got {raw!r}")
+
+
+def _split_numbers(raw: str, sep: str) -> list[float]:
+    return [decode_number(part) for part in raw.split(sep)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Types
+
+
+class ValueType:
+    """How one field's text maps to a Python value. ``span`` is the number of positional tokens."""
+
+    name = "value"
+    span = 1
+
+    def decode(self, raw: str):
+        raise NotImplementedError
+
+    def encode(self, value) -> str:
+        raise NotImplementedError
+
+    def decode_tokens(self, tokens: list[str]):
+        """Positional form: ``span`` tokens."""
+        if self.span == 1:
+            return self.decode(tokens[0])
+        return tuple(decode_number(t) for t in tokens)
+
+    def encode_tokens(self, value) -> list[str]:
+        if self.span == 1:
+            return [self.encode(value)]
+        return [encode_number(v) for v in self._check_len(value)]
+
+    def _check_len(self, value):
+        value = tuple(float(v) for v in value)
+        if len(value) != self.span:
+            raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
+        return value
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Text(ValueType):
+    name = "text"
+
+    def decode(self, raw):
+        return decode_text(raw)
+
+    def encode(self, value):
+        return encode_text(str(value))
+
+
+class Number(ValueType):
+    name = "number"
+
+    def decode(self, raw):
+        return decode_number(raw)
+
+    def encode(self, value):
+        return encode_number(value)
+
+
+class Integer(ValueType):
+    name = "integer"
+
+    def decode(self, raw):
+        return decode_int(raw)
+
+    def encode(self, value):
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueFormatError(f"expected an integer, got {value!r}")
+        return str(int(value))
+
+
+class Group(ValueType):
+    """Unsigned 64-bit collision group or mask."""
+
+    name = "group"
+
+    def decode(self, raw):
+        return decode_int(raw, 0, 2**64 - 1)
+
+    def encode(self, value):
+        value = int(value)
+        if not 0 <= value < 2**64:
+            raise ValueFormatError(f"collision group {value} out of the uint64 range")
+        return str(value)
+
+
+class Flag(ValueType):
+    name = "flag"
+
+    def decode(self, raw):
+        return decode_flag(raw)
+
+    def encode(self, value):
+        return "true" if value else "false"
+
+
+class Vec(ValueType):
+    """n numbers: n positional tokens, or one comma-packed key value."""
+
+    def __init__(self, n: int):
+        self.span = n
+        self.name = f"vec{n}" if n != 4 else "quat"
+
+    def decode(self, raw):
+        values = _split_numbers(raw, ",")
+        if len(values) != self.span:
+            raise ValueFormatError(f"expected {self.span} comma-separated numbers, got {raw!r}")
+        return tuple(values)
+
+    def encode(self, value):
+        return ",".join(encode_number(v) for v in self._check_len(value))
+
+
+class Color(ValueType):
+    """``r,g,b`` or ``r,g,b,a`` (alpha defaults to 1); decoded to an RGBA tuple."""
+
+    name = "color"
+
+    def decode(self, raw):
+        values = _split_numbers(raw, ",")
+        if len(values) == 3:
+            values.append(1.0)
+        if len(values) != 4:
+            raise ValueFormatError(f"expected r,g,b or r,g,b,a, got {raw!r}")
+        return tuple(values)
+
+    def encode(self, value):
+        value = tuple(float(v) for v in value)
+        if len(value) == 4 and value[3] == 1.0:
+            value = value[:3]
+        if len(value) not in (3, 4):
+            raise ValueFormatError(f"a color has 3 or 4 components, got {len(value)}")
+        return ",".join(encode_number(v) for v in value)
+
+
+class NumberList(ValueType):
+    """Numbers separated by ``,`` or ``;`` (interchangeable). Decoded to a float64 array.
+
+    Big lists (height maps) go through numpy; the regex check keeps nan/inf and stray text out.
+    """
+
+    name = "list"
+
+    def __init__(self, dtype=np.float64, lo=None, hi=None):
+        self.dtype = np.dtype(dtype)
+        self.lo, self.hi = lo, hi
+
+    def decode(self, raw):
+        if raw == "" or raw == "-":
+            return np.zeros(0, dtype=self.dtype)
+        if not _NUMBER_LIST.fullmatch(raw):
+            raise ValueFormatError(f"expected a list of finite numbers, got {raw[:40]!r}")
+        parts = raw.replace(";", ",").split(",")
+        if "" in parts:
+            raise ValueFormatError("empty entry or trailing separator in a list")
+        try:
+            values = np.array(parts, dtype=np.float64)
+        except ValueError as exc:
+            raise ValueFormatError(f"bad number in list: {exc}") from None
+        if not np.isfinite(values).all():
+            raise ValueFormatError("list contains a non-finite number")
+        if self.dtype.kind in "iu":
+            if (values != np.round(values)).any():
+                raise ValueFormatError("integer list contains a fraction")
+        if self.lo is not None and (values < self.lo).any() or self.hi is not None and (values > self.hi).any():
+            raise ValueFormatError(f"list value outside [{self.lo}, {self.hi}]")
+        return values.astype(self.dtype)
+
+    def encode(self, value):
+        values = np.asarray(value, dtype=np.float64).ravel()
+        if values.size == 0:
+            return "-"
+        return ",".join(encode_number(v) for v in values.tolist())
+
+
+class StructList(ValueType):
+    """``;``-separated entries of ``width`` comma-separated numbers (instances, vertex colors).
+
+    Decoded to an (N, width) float64 array. ``widths`` lists the accepted entry sizes (3 or 4 for colors);
+    shorter entries are padded with ``pad``.
+    """
+
+    name = "struct_list"
+
+    def __init__(self, widths=(3,), pad=1.0):
+        self.widths = tuple(widths)
+        self.pad = pad
+
+    def decode(self, raw):
+        width = max(self.widths)
+        if raw == "" or raw == "-":
+            return np.zeros((0, width))
+        rows = []
+        for entry in raw.split(";"):
+            values = _split_numbers(entry, ",")
+            if len(values) not in self.widths:
+                raise ValueFormatError(f"list entry has {len(values)} numbers, expected {self.widths}")
+            rows.append(values + [self.pad] * (width - len(values)))
+        return np.array(rows, dtype=np.float64)
+
+    def encode(self, value):
+        rows = np.asarray(value, dtype=np.float64)
+        if rows.size == 0:
+            return "-"
+        return ";".join(",".join(encode_number(v) for v in row) for row in rows.tolist())
+
+
+class TextList(ValueType):
+    """``;``-separated list whose items are percent-encoded strings."""
+
+    name = "text_list"
+
+    def decode(self, raw):
+        if raw == "" or raw == "-":
+            return ()
+        return tuple(decode_text(part) for part in raw.split(";"))
+
+    def encode(self, value):
+        items = list(value)
+        if not items:
+            return "-"
+        return ";".join(encode_text(str(v)) for v in items)
+
+
+class Name(ValueType):
+    """One of a fixed set of names, matched in any letter case, with aliases."""
+
+    name = "name"
+
+    def __init__(self, *names: str, aliases: dict[str, str] | None = None, strict: bool = True):
+        self.names = tuple(names)
+        self.lookup = {n.lower(): n for n in names}
+        for alias, target in (aliases or {}).items():
+            self.lookup[alias.lower()] = target
+        # Engine 2 grows its name lists over time; a lenient field keeps unknown names as they are.
+        self.strict = strict
+
+    def decode(self, raw):
+        text = decode_text(raw)
+        found = self.lookup.get(text.lower())
+        if found is None:
+            if not self.strict:
+                return text
+            raise ValueFormatError(f"unknown name {text!r}; expected one of {', '.join(self.names)}")
+        return found
+
+    def encode(self, value):
+        return encode_text(self.decode(encode_text(str(value))))
+
+    def __repr__(self):
+        return f"name({'|'.join(self.names)})"
+
+
+TEXT = Text()
+NUMBER = Number()
+INT = Integer()
+GROUP = Group()
+FLAG = Flag()
+VEC2 = Vec(2)
+VEC3 = Vec(3)
+QUAT = Vec(4)
+COLOR = Color()
+LIST = NumberList()
+INT_LIST = NumberList(np.int64)
+BYTE_LIST = NumberList(np.int64, 0, 255)
+TEXT_LIST = TextList()
+COLOR_LIST = StructList((3, 4))
+TRANSFORM_LIST = StructList((10,))
