@@ -1,0 +1,139 @@
+"""Command line: ``python -m rscene_addon <command> ...`` (also inside ``blender --background``).
+
+Thin: parse arguments, call the layers below, print progress, turn errors into exit status 1.
+Commands that need Blender (import, export, render, demo) import ``bpy`` only when they run.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .model import FormatError
+
+DESCRIPTION = """\
+Robotics scene files (RaiSim .rscene, RaiSim World XML, CoppeliaSim XML, Project AirSim JSONC)
+for Blender: check them, convert them, simulate them, and bring them in and out of Blender.
+
+examples:
+  python -m rscene_addon validate scene.rscene
+  python -m rscene_addon convert scene.rscene copy.rscene
+  python -m rscene_addon simulate scene.rscene --duration 2.0 --fps 60 --out traj.npz
+  python -m rscene_addon import scene.rscene --blend scene.blend      (needs the bpy module)
+  python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
+"""
+
+
+def _print_diagnostics(diagnostics, stream=sys.stdout) -> None:
+    for diagnostic in diagnostics:
+        print(f"  {diagnostic}", file=stream)
+
+
+def cmd_validate(args) -> int:
+    from .formats import registry
+    status = 0
+    for path in args.files:
+        try:
+            scene = registry.read_scene(path)
+        except FormatError as exc:
+            print(f"{path}: INVALID ({len(exc.diagnostics)} error(s))")
+            _print_diagnostics(exc.diagnostics)
+            status = 1
+            continue
+        except OSError as exc:
+            print(f"{path}: cannot read: {exc.strerror or exc}")
+            status = 1
+            continue
+        counts = scene.counts()
+        print(f"{path}: OK, version {scene.version}, {sum(counts.values())} records")
+        for tag, count in sorted(counts.items()):
+            print(f"  {tag:24s} {count}")
+        if scene.warnings:
+            print(f"  {len(scene.warnings)} warning(s):")
+            _print_diagnostics(scene.warnings)
+    return status
+
+
+def cmd_convert(args) -> int:
+    from .formats import registry
+    warnings = registry.convert(args.input, args.output, to=args.to)
+    for warning in warnings:
+        print(f"warning: {warning}")
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from .sim import run_simulation_cli
+    return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps)
+
+
+def cmd_import(args) -> int:
+    from .blender import cli_jobs
+    return cli_jobs.import_to_blend(args.files, args.blend)
+
+
+def cmd_export(args) -> int:
+    from .blender import cli_jobs
+    return cli_jobs.export_from_blend(args.blend, args.output)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rscene_addon", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("validate", help="check scene files: record counts, warnings, errors (file:line)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(run=cmd_validate)
+
+    p = sub.add_parser("convert", help="convert a scene file; an unchanged .rscene is copied byte for byte")
+    p.add_argument("input", metavar="IN")
+    p.add_argument("output", metavar="OUT")
+    p.add_argument("--to", choices=["rscene", "raisim_xml", "coppelia_xml", "airsim"],
+                   help="target format (default: from OUT's extension)")
+    p.set_defaults(run=cmd_convert)
+
+    p = sub.add_parser("simulate", help="run the bundled physics core and write trajectories (.npz)")
+    p.add_argument("scene", metavar="SCENE")
+    p.add_argument("--duration", type=float, default=2.0, help="seconds to simulate (default 2.0)")
+    p.add_argument("--fps", type=float, default=60.0, help="frames per second stored (default 60)")
+    p.add_argument("--substeps", type=int, default=None,
+                   help="physics steps per frame (default: from the scene's time_step)")
+    p.add_argument("--out", required=True, metavar="TRAJ.npz")
+    p.set_defaults(run=cmd_simulate)
+
+    p = sub.add_parser("import", help="import scene files into a new .blend (needs bpy)")
+    p.add_argument("files", nargs="+", metavar="IN")
+    p.add_argument("--blend", required=True, metavar="OUT.blend")
+    p.set_defaults(run=cmd_import)
+
+    p = sub.add_parser("export", help="export the scene of a .blend to a scene file (needs bpy)")
+    p.add_argument("blend", metavar="IN.blend")
+    p.add_argument("output", metavar="OUT")
+    p.set_defaults(run=cmd_export)
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+        if "--" in sys.argv:  # inside `blender --background --python ... -- args`
+            argv = sys.argv[sys.argv.index("--") + 1:]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except FormatError as exc:
+        print(f"error: {len(exc.diagnostics)} problem(s) found", file=sys.stderr)
+        _print_diagnostics(exc.diagnostics, sys.stderr)
+        return 1
+    except (OSError, ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("cancelled", file=sys.stderr)
+        return 130

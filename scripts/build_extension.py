@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Build the rscene_addon Blender extension zip with Blender's own packaging tool.
+
+Plain Python (3.11, standard library only): it does not import bpy. It uses ``blender_ext.py``, the
+script behind ``blender --command extension validate|build``, which ships inside every bpy wheel at
+``<site-packages>/bpy/<major.minor>/scripts/addons_core/bl_pkg/cli/blender_ext.py``.
+
+Steps:
+  1. locate the bpy package directory (``--bpy-dir``, else ``importlib.util.find_spec("bpy")`` in this
+     interpreter, else the repository's ``.venv/bpy50`` / ``.venv/bpy45``);
+  2. stage ``blender_manifest.toml`` + the contents of ``rscene_addon/`` in a temporary directory (the
+     extension's ``__init__.py`` ends up at the zip root; ``__pycache__``, ``*.pyc`` and dot-files are
+     left out);
+  3. ``blender_ext.py validate`` the staged directory (with Blender's list of valid tags);
+  4. ``blender_ext.py build --source-dir STAGE --output-dir OUTPUT_DIR``;
+  5. print the path of the zip (last line of stdout) and exit 0; exit non-zero on any failure.
+
+Usage:
+  python scripts/build_extension.py [--output-dir dist] [--bpy-dir PATH] [--source-dir rscene_addon]
+                                    [--manifest blender_manifest.toml] [--keep-stage]
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BLENDER_EXT_REL = Path("scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py")
+VALID_TAGS_REL = Path("scripts", "modules", "_bpy_internal", "extensions", "tags.py")
+_VERSION_DIR_RE = re.compile(r"^\d+\.\d+$")
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def _log(msg: str) -> None:
+    print(f"build_extension: {msg}", file=sys.stderr, flush=True)
+
+
+def find_bpy_dir(explicit: str | None = None) -> Path:
+    """Return the ``bpy`` package directory of an installed bpy wheel (without importing bpy)."""
+    candidates: list[Path] = []
+    if explicit:
+        candidates.append(Path(explicit))
+    else:
+        env = os.environ.get("RSCENE_BPY_DIR")
+        if env:
+            candidates.append(Path(env))
+        spec = importlib.util.find_spec("bpy")
+        if spec is not None:
+            if spec.submodule_search_locations:
+                candidates.extend(Path(p) for p in spec.submodule_search_locations)
+            elif spec.origin:
+                candidates.append(Path(spec.origin).parent)
+        for venv in ("bpy50", "bpy45"):
+            pattern = str(REPO_ROOT / ".venv" / venv / "lib" / "python3*" / "site-packages" / "bpy")
+            candidates.extend(Path(p) for p in sorted(glob.glob(pattern)))
+    for cand in candidates:
+        if cand.is_dir() and _version_dirs(cand):
+            return cand.resolve()
+    if explicit:
+        raise BuildError(f"--bpy-dir {explicit!r} is not a bpy package directory (no <major.minor>/ inside)")
+    raise BuildError(
+        "no installed bpy found (looked at find_spec('bpy') and .venv/bpy50, .venv/bpy45); "
+        "run scripts/setup.sh or pass --bpy-dir <site-packages>/bpy"
+    )
+
+
+def _version_dirs(bpy_dir: Path) -> list[Path]:
+    dirs = [p for p in bpy_dir.iterdir() if p.is_dir() and _VERSION_DIR_RE.match(p.name)]
+    dirs = [p for p in dirs if (p / BLENDER_EXT_REL).is_file()]
+    return sorted(dirs, key=lambda p: tuple(int(x) for x in p.name.split(".")))
+
+
+def blender_ext_paths(bpy_dir: Path) -> tuple[Path, Path]:
+    """Return (blender_ext.py, tags.py) inside ``bpy_dir``."""
+    vdirs = _version_dirs(bpy_dir)
+    if not vdirs:
+        raise BuildError(f"{bpy_dir} has no <major.minor>/{BLENDER_EXT_REL.as_posix()}")
+    vdir = vdirs[-1]
+    tags = vdir / VALID_TAGS_REL
+    if not tags.is_file():
+        raise BuildError(f"valid-tags file missing: {tags}")
+    return vdir / BLENDER_EXT_REL, tags
+
+
+def stage(source_dir: Path, manifest: Path, stage_dir: Path) -> None:
+    """Copy the manifest and the contents of ``source_dir`` into ``stage_dir`` (which must not exist)."""
+    if not (source_dir / "__init__.py").is_file():
+        raise BuildError(f"{source_dir}/__init__.py is missing: the extension needs it at the zip root")
+    if not manifest.is_file():
+        raise BuildError(f"manifest not found: {manifest}")
+    if (source_dir / "blender_manifest.toml").exists():
+        raise BuildError(f"{source_dir}/blender_manifest.toml would shadow {manifest}")
+    shutil.copytree(
+        source_dir,
+        stage_dir,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*"),
+    )
+    shutil.copy2(manifest, stage_dir / "blender_manifest.toml")
+
+
+def _run(cmd: list[str]) -> None:
+    _log("$ " + " ".join(cmd))
+    # blender_ext.py prints its messages to stdout; send them to stderr so that our stdout is just the path.
+    proc = subprocess.run(cmd, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout.splitlines():
+        _log("  " + line)
+    if proc.returncode != 0:
+        raise BuildError(f"command failed with exit code {proc.returncode}: {cmd[1]} {cmd[2]}")
+
+
+def build(
+    *,
+    output_dir: Path,
+    bpy_dir: str | None = None,
+    source_dir: Path = REPO_ROOT / "rscene_addon",
+    manifest: Path = REPO_ROOT / "blender_manifest.toml",
+    keep_stage: bool = False,
+    python: str = sys.executable,
+) -> Path:
+    """Validate and build the extension; return the path of the zip."""
+    bpy_path = find_bpy_dir(bpy_dir)
+    blender_ext, tags = blender_ext_paths(bpy_path)
+    _log(f"using {blender_ext}")
+    with open(manifest, "rb") as fh:
+        meta = tomllib.load(fh)
+    try:
+        zip_name = f"{meta['id']}-{meta['version']}.zip"
+    except KeyError as ex:
+        raise BuildError(f"{manifest} lacks {ex}") from None
+
+    output_dir = output_dir.resolve()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    zip_path = output_dir / zip_name
+    if zip_path.exists():
+        zip_path.unlink()
+
+    tmp = Path(tempfile.mkdtemp(prefix="rscene_ext_stage_"))
+    stage_dir = tmp / meta["id"]
+    try:
+        stage(Path(source_dir), Path(manifest), stage_dir)
+        base = [python, str(blender_ext)]
+        _run(base + ["validate", "--valid-tags", str(tags), str(stage_dir)])
+        _run(
+            base
+            + [
+                "build",
+                "--valid-tags",
+                str(tags),
+                "--source-dir",
+                str(stage_dir),
+                "--output-dir",
+                str(output_dir),
+            ]
+        )
+    finally:
+        if keep_stage:
+            _log(f"staged files kept in {stage_dir}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not zip_path.is_file():
+        raise BuildError(f"build reported success but {zip_path} does not exist")
+    return zip_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--output-dir", default=str(REPO_ROOT / "dist"), help="where the zip goes (default: dist/)"
+    )
+    ap.add_argument("--bpy-dir", default=None, help="the installed bpy package dir (<site-packages>/bpy)")
+    ap.add_argument("--source-dir", default=str(REPO_ROOT / "rscene_addon"), help="the add-on package")
+    ap.add_argument("--manifest", default=str(REPO_ROOT / "blender_manifest.toml"))
+    ap.add_argument("--keep-stage", action="store_true", help="keep the staging directory for inspection")
+    args = ap.parse_args(argv)
+    try:
+        zip_path = build(
+            output_dir=Path(args.output_dir),
+            bpy_dir=args.bpy_dir,
+            source_dir=Path(args.source_dir),
+            manifest=Path(args.manifest),
+            keep_stage=args.keep_stage,
+        )
+    except (BuildError, OSError, tomllib.TOMLDecodeError) as ex:
+        _log(f"error: {ex}")
+        return 1
+    print(zip_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

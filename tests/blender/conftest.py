@@ -1,0 +1,35 @@
+"""Tests in this folder need bpy (Blender as a Python module).
+
+Where bpy is not installed (the plain-Python environment) the folder is not collected at all, so test
+modules here may `import bpy` at module level. Everything collected here gets the `blender` marker.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+HAVE_BPY = importlib.util.find_spec("bpy") is not None
+
+if not HAVE_BPY:
+    # Ignore every file below this folder (conftest.py itself is still loaded).
+    collect_ignore_glob = ["*"]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if HERE in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.blender)
+
+
+@pytest.fixture
+def empty_blend():
+    """An empty factory-settings scene (bpy.ops.wm.read_factory_settings(use_empty=True)); ~0.07 s."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    yield bpy
+    bpy.ops.wm.read_factory_settings(use_empty=True)
