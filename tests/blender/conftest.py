@@ -33,3 +33,15 @@ def empty_blend():
     bpy.ops.wm.read_factory_settings(use_empty=True)
     yield bpy
     bpy.ops.wm.read_factory_settings(use_empty=True)
+
+
+@pytest.fixture
+def blank(empty_blend):
+    """An empty scene with the add-on's classes registered (import/export operators, properties)."""
+    import bpy
+
+    if not hasattr(bpy.types.Object, "rscene"):
+        import rscene_addon
+
+        rscene_addon.register()
+    yield bpy

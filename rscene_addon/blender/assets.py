@@ -1,0 +1,148 @@
+"""Mesh files and ``.rasset`` descriptors referenced by ``object`` records.
+
+Each file is imported once with Blender's own importer into a collection that is not linked to the
+scene; every object using it shows that collection as an instance (shared data, fast, editable in one
+place). A ``.rasset`` adds its collision shapes as hidden wireframe children. A missing file gives a
+clearly named placeholder and a warning.
+"""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import bpy
+
+from . import conventions as cv
+
+IMPORTERS = {
+    ".gltf": lambda p: bpy.ops.import_scene.gltf(filepath=p),
+    ".glb": lambda p: bpy.ops.import_scene.gltf(filepath=p),
+    ".obj": lambda p: bpy.ops.wm.obj_import(filepath=p, forward_axis="Y", up_axis="Z"),
+    ".stl": lambda p: bpy.ops.wm.stl_import(filepath=p),
+    ".ply": lambda p: bpy.ops.wm.ply_import(filepath=p),
+    ".fbx": lambda p: bpy.ops.import_scene.fbx(filepath=p),
+    ".usd": lambda p: bpy.ops.wm.usd_import(filepath=p),
+    ".usda": lambda p: bpy.ops.wm.usd_import(filepath=p),
+    ".usdc": lambda p: bpy.ops.wm.usd_import(filepath=p),
+    ".usdz": lambda p: bpy.ops.wm.usd_import(filepath=p),
+}
+
+
+def read_rasset(path: str) -> dict:
+    """Parse a ``.rasset`` descriptor: {'visual': path or '', 'collisions': [dict, ...]} (paths absolute)."""
+    root = ET.parse(path).getroot()
+    folder = os.path.dirname(path)
+    visual = root.find("visual")
+    result = {"visual": os.path.join(folder, visual.get("file")) if visual is not None and visual.get("file") else "",
+              "collisions": []}
+    for node in root.findall("collision"):
+        def numbers(key, default):
+            text = node.get(key)
+            return tuple(float(v) for v in text.split()) if text else default
+        shape = {"type": node.get("type", "box").lower(), "size": numbers("size", (1.0, 1.0, 1.0)),
+                 "radius": float(node.get("radius", 0.5)), "height": float(node.get("height", 1.0)),
+                 "position": numbers("position", (0.0, 0.0, 0.0)),
+                 "quaternion": numbers("quaternion", (1.0, 0.0, 0.0, 0.0))}
+        if node.get("file"):
+            shape["file"] = os.path.join(folder, node.get("file"))
+        result["collisions"].append(shape)
+    return result
+
+
+class AssetLibrary:
+    def __init__(self, scene, warn):
+        self.scene = scene
+        self.warn = warn
+        self.collections: dict[str, bpy.types.Collection | None] = {}
+        self.pending_children: list = []
+
+    def mesh_reference(self, record) -> str:
+        for key in ("renderMeshPath", "mesh"):
+            if record.schema.field(key):
+                value = record.get(key)
+                if value:
+                    return value
+        return ""
+
+    def attach(self, ob, record, placeholders: bool, primitives) -> None:
+        ref = self.mesh_reference(record)
+        path = self.scene.resolve(ref) if ref else ""
+        if path.lower().endswith(".rasset") and os.path.exists(path):
+            try:
+                descriptor = read_rasset(path)
+            except (ET.ParseError, ValueError) as exc:
+                self.warn(f"{record.path}: cannot read {ref}: {exc}")
+                descriptor = {"visual": "", "collisions": []}
+            self._instance(ob, descriptor["visual"], record, placeholders)
+            for i, shape in enumerate(descriptor["collisions"]):
+                self._collision_child(ob, record, i, shape, primitives)
+            return
+        self._instance(ob, path, record, placeholders, ref)
+
+    def _instance(self, ob, path: str, record, placeholders: bool, ref: str | None = None) -> None:
+        collection = self.load(path) if path else None
+        if collection is not None:
+            ob.instance_type = "COLLECTION"
+            ob.instance_collection = collection
+            return
+        shown = ref if ref is not None else path
+        ob.rscene.missing_file = shown or "(none)"
+        self.warn(f"{record.path}: mesh file {shown!r} not found" if shown else f"{record.path}: no mesh file given")
+        if placeholders:
+            ob.empty_display_type = "CUBE"
+            ob.empty_display_size = 0.5
+            ob.show_name = True
+            ob.name = f"MISSING {os.path.basename(shown) or 'mesh'} ({os.path.basename(record.path)})"
+            ob.rscene.imported_name = ob.name
+
+    def load(self, path: str):
+        if path in self.collections:
+            return self.collections[path]
+        collection = None
+        importer = IMPORTERS.get(os.path.splitext(path)[1].lower())
+        if importer is not None and os.path.exists(path):
+            before = set(bpy.data.objects)
+            try:
+                result = importer(path)
+            except RuntimeError as exc:
+                self.warn(f"cannot import {path}: {exc}")
+                result = {"CANCELLED"}
+            new = [o for o in bpy.data.objects if o not in before]
+            if new and "FINISHED" in result:
+                collection = bpy.data.collections.new(f"asset {os.path.basename(path)}")
+                for o in new:
+                    for users in list(o.users_collection):
+                        users.objects.unlink(o)
+                    collection.objects.link(o)
+        elif importer is None and os.path.exists(path):
+            self.warn(f"no importer for {os.path.basename(path)}")
+        self.collections[path] = collection
+        return collection
+
+    def _collision_child(self, ob, record, index, shape, primitives) -> None:
+        kind = shape["type"]
+        scale = (1.0, 1.0, 1.0)
+        if kind == "box":
+            data, scale = primitives.get("box"), shape["size"]
+        elif kind == "sphere":
+            data = primitives.get("sphere", shape["radius"])
+        elif kind in ("cylinder", "capsule"):
+            data = primitives.get(kind, shape["radius"], shape["height"])
+        else:
+            data = None  # convex_mesh: shown as its bounds via an empty
+        child = bpy.data.objects.new(f"{os.path.basename(record.path)} collision {index}", data)
+        child.parent = ob
+        child.location = shape["position"]
+        child.rotation_mode = "QUATERNION"
+        child.rotation_quaternion = cv.normalized_quat(shape["quaternion"])
+        child.scale = scale
+        child.display_type = "WIRE"
+        child.hide_render = True
+        child.hide_select = True
+        child["rscene_collision"] = kind
+        self.pending_children.append(child)
+
+    def take_children(self) -> list:
+        """Collision children made since the last call; the builder links them beside their parent."""
+        children, self.pending_children = self.pending_children, []
+        return children

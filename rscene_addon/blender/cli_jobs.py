@@ -1,0 +1,60 @@
+"""Command-line jobs that need Blender: import into a new .blend, export a .blend's scene."""
+from __future__ import annotations
+
+import os
+import sys
+
+import bpy
+
+from ..model import FormatError
+
+
+def _ensure_registered() -> None:
+    if not hasattr(bpy.types.Object, "rscene"):
+        from .. import registration
+        registration.register()
+
+
+def _console_report(level: str, message: str) -> None:
+    print(f"{level.lower()}: {message}", file=sys.stderr if level == "ERROR" else sys.stdout)
+
+
+def _progress_printer(label: str):
+    last = [-1]
+
+    def progress(fraction: float) -> None:
+        percent = int(fraction * 100)
+        if percent // 10 != last[0] // 10:
+            last[0] = percent
+            print(f"{label}: {percent}%", flush=True)
+    return progress
+
+
+def import_to_blend(files: list[str], blend: str) -> int:
+    from .build import import_scene_file
+    _ensure_registered()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    status = 0
+    for path in files:
+        try:
+            import_scene_file(path, bpy.context.scene, report=_console_report,
+                              progress=_progress_printer(os.path.basename(path)))
+            print(f"imported {path}")
+        except FormatError as exc:
+            print(f"error: cannot import {path}:", file=sys.stderr)
+            for diagnostic in exc.diagnostics:
+                print(f"  {diagnostic}", file=sys.stderr)
+            status = 1
+    if status == 0:
+        bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend))
+        print(f"saved {blend}")
+    return status
+
+
+def export_from_blend(blend: str, output: str) -> int:
+    from .extract import export_scene
+    _ensure_registered()
+    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
+    export_scene(bpy.context.scene, output, warn=lambda m: _console_report("WARNING", m))
+    print(f"wrote {output}")
+    return 0

@@ -1,0 +1,104 @@
+"""``material`` records <-> Principled BSDF materials.
+
+The record's colors are linear RGB(A), as Blender's socket values are. Textures are linked when their
+files exist (resolved by the scene's asset rules); a missing texture is reported, not fatal.
+"""
+from __future__ import annotations
+
+import os
+
+import bpy
+
+from . import compat
+
+ENGINE_DEFAULT_COLOR = (0.55, 0.62, 0.72, 1.0)
+ENGINE_DEFAULT_ROUGHNESS = 0.55
+TEXTURE_SLOTS = (("albedoTexture", "Base Color", "sRGB"), ("roughnessTexture", "Roughness", "Non-Color"),
+                 ("metallicTexture", "Metallic", "Non-Color"), ("emissiveTexture", "Emission Color", "sRGB"))
+
+
+def _bsdf(material):
+    return next(n for n in material.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+
+
+def _emission_socket(bsdf):
+    return bsdf.inputs["Emission Color"] if "Emission Color" in bsdf.inputs else bsdf.inputs["Emission"]
+
+
+def new_material(name: str, color=ENGINE_DEFAULT_COLOR, metallic=0.0, roughness=ENGINE_DEFAULT_ROUGHNESS,
+                 emissive=(0.0, 0.0, 0.0), emissive_strength=0.0, double_sided=False):
+    material = bpy.data.materials.new(name)
+    compat.enable_material_nodes(material)
+    bsdf = _bsdf(material)
+    bsdf.inputs["Base Color"].default_value = tuple(color[:3]) + (1.0,)
+    bsdf.inputs["Alpha"].default_value = color[3] if len(color) > 3 else 1.0
+    bsdf.inputs["Metallic"].default_value = metallic
+    bsdf.inputs["Roughness"].default_value = roughness
+    _emission_socket(bsdf).default_value = tuple(emissive[:3]) + (1.0,)
+    bsdf.inputs["Emission Strength"].default_value = emissive_strength
+    material.diffuse_color = tuple(color[:3]) + (color[3] if len(color) > 3 else 1.0,)
+    material.use_backface_culling = not double_sided
+    if len(color) > 3 and color[3] < 1.0:
+        _set_blend(material)
+    return material
+
+
+def _set_blend(material):
+    if hasattr(material, "surface_render_method"):
+        material.surface_render_method = "BLENDED"
+    elif hasattr(material, "blend_method"):
+        material.blend_method = "BLEND"
+
+
+def material_from_record(record, resolve, warn):
+    """A Blender material for a ``material`` record. ``resolve`` maps a file reference to a path."""
+    material = new_material(
+        record.get("name") or record.id,
+        color=record.get("color"), metallic=record.get("metallic"), roughness=record.get("roughness"),
+        emissive=record.get("emissive"), emissive_strength=record.get("emissiveStrength"),
+        double_sided=record.get("doubleSided"))
+    tree = material.node_tree
+    bsdf = _bsdf(material)
+    for field, socket, colorspace in TEXTURE_SLOTS:
+        ref = record.get(field) if record.schema.field(field) else ""
+        if not ref:
+            continue
+        path = resolve(ref)
+        if not os.path.exists(path):
+            warn(f"material {record.id!r}: texture {ref!r} not found")
+            continue
+        node = tree.nodes.new("ShaderNodeTexImage")
+        node.image = bpy.data.images.load(path, check_existing=True)
+        node.image.colorspace_settings.name = colorspace
+        target = socket if socket in bsdf.inputs else None
+        if target:
+            tree.links.new(node.outputs["Color"], bsdf.inputs[target])
+    return material
+
+
+def material_values(material) -> dict:
+    """What the Blender material says now, in record terms (for export)."""
+    if material.node_tree is None:
+        return {}
+    try:
+        bsdf = _bsdf(material)
+    except StopIteration:
+        return {}
+    base = tuple(bsdf.inputs["Base Color"].default_value)[:3]
+    return {
+        "color": base + (bsdf.inputs["Alpha"].default_value,),
+        "metallic": bsdf.inputs["Metallic"].default_value,
+        "roughness": bsdf.inputs["Roughness"].default_value,
+        "emissive": tuple(_emission_socket(bsdf).default_value)[:3],
+        "emissiveStrength": bsdf.inputs["Emission Strength"].default_value,
+        "doubleSided": not material.use_backface_culling,
+    }
+
+
+def assign_object_material(ob, material) -> None:
+    """Give ``ob`` its own material slot (linked to the object), so shared meshes stay shared."""
+    if not ob.data.materials:
+        ob.data.materials.append(None)
+    slot = ob.material_slots[0]
+    slot.link = "OBJECT"
+    slot.material = material

@@ -1,0 +1,1 @@
+"""Thin Blender operators: read properties, call the library, report."""

@@ -1,0 +1,1 @@
+"""Panels: node records in Object properties, scene-wide settings in Scene properties."""

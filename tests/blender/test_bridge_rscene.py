@@ -1,0 +1,173 @@
+"""Import/export of .rscene through Blender, checked against the values written in the files."""
+import math
+import os
+import shutil
+
+import bpy
+import pytest
+from bpy_extras.object_utils import world_to_camera_view
+from tests.corpus import EXAMPLE, RSCENE_FILES
+from mathutils import Vector
+
+from rscene_addon.blender import build, extract
+from rscene_addon.blender.transaction import ID_COLLECTIONS
+from rscene_addon.formats import rscene
+
+
+def _nodes(kind):
+    return {ob.rscene.path: ob for ob in bpy.data.objects if ob.rscene.kind == kind}
+
+
+def _import(path, **options):
+    return build.import_scene_file(str(path), bpy.context.scene, build.ImportOptions(**options))
+
+
+@pytest.mark.parametrize("path", RSCENE_FILES, ids=lambda p: p.name)
+def test_corpus_imports_with_one_object_per_record(blank, path):
+    scene = rscene.read(str(path))
+    _import(path)
+    for kind in ("object", "light", "camera", "terrain_region", "instanced_visual"):
+        assert len(_nodes(kind)) == len({r.path for r in scene.of(kind)}), kind
+
+
+@pytest.mark.parametrize("path", RSCENE_FILES, ids=lambda p: p.name)
+def test_import_then_export_is_byte_identical(blank, path, tmp_path):
+    _import(path)
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_bytes() == path.read_bytes()
+
+
+def test_objects_are_placed_and_sized_as_raisim_builds_them(blank):
+    scene = rscene.read(str(EXAMPLE))
+    _import(EXAMPLE)
+    objects = _nodes("object")
+    bpy.context.view_layer.update()
+    crate = scene.by_path("/World/Crate")
+    ob = objects["/World/Crate"]
+    assert tuple(ob.location) == pytest.approx(crate.get("position"))
+    # a box's scale is its full side lengths (0.5 m cube in the example)
+    assert tuple(ob.dimensions) == pytest.approx((0.5, 0.5, 0.5), abs=1e-6)
+    ball = scene.by_path("/World/Ball")
+    radius = ball.get("radius") * ball.get("scale")[0]
+    assert max(objects["/World/Ball"].dimensions) == pytest.approx(2 * radius, rel=1e-3)
+
+
+def test_camera_looks_along_its_plus_x_axis(blank):
+    scene = rscene.read(str(EXAMPLE))
+    record = scene.of("camera")[0]
+    _import(EXAMPLE)
+    ob = _nodes("camera")[record.path]
+    bpy.context.view_layer.update()
+    # a point 5 m along the RaiSim camera's local +x must project to the image centre
+    w, x, y, z = record.get("quaternion")
+    from mathutils import Quaternion
+    forward = Quaternion((w, x, y, z)).normalized() @ Vector((1, 0, 0))
+    target = Vector(record.get("position")) + 5.0 * forward
+    u, v, depth = world_to_camera_view(bpy.context.scene, ob, target)
+    assert (u, v) == pytest.approx((0.5, 0.5), abs=1e-6)
+    assert depth == pytest.approx(5.0, rel=1e-6)
+    # the camera's up (+z) points up in the image
+    up = Vector(record.get("position")) + 5.0 * forward + Quaternion((w, x, y, z)).normalized() @ Vector((0, 0, 0.5))
+    assert world_to_camera_view(bpy.context.scene, ob, up)[1] > 0.5
+    # vertical field of view and resolution
+    scene_bl = bpy.context.scene
+    assert (scene_bl.render.resolution_x, scene_bl.render.resolution_y) == (record.get("width"), record.get("height"))
+    assert math.degrees(ob.data.angle_y) == pytest.approx(record.get("verticalFov"), rel=1e-5)
+    assert scene_bl.camera == ob
+
+
+def test_light_shines_along_the_record_direction(blank):
+    scene = rscene.read(str(EXAMPLE))
+    record = scene.of("light")[0]
+    _import(EXAMPLE)
+    ob = _nodes("light")[record.path]
+    bpy.context.view_layer.update()
+    shine = (ob.matrix_world.to_quaternion() @ Vector((0, 0, -1))).normalized()
+    expected = Vector(record.get("direction")).normalized()
+    assert tuple(shine) == pytest.approx(tuple(expected), abs=1e-6)
+    assert ob.data.type == "SUN"
+
+
+def test_groups_become_nested_collections(blank, tmp_path):
+    path = tmp_path / "groups.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "group /World/Props id=folder_props\n"
+        "group /World/Props/Small id=folder_small parentId=folder_props visible=false\n"
+        "object /World/Props/Small/Box box 0 0 1 1 0 0 0 1 2 3 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615 parentGroupId=folder_small\n")
+    root = _import(path)
+    props = next(c for c in root.children if c.name == "Props")
+    small = next(c for c in props.children if c.name == "Small")
+    assert [o.rscene.path for o in small.objects] == ["/World/Props/Small/Box"]
+    assert small.hide_viewport
+
+
+def test_edits_are_written_back_and_nothing_else_changes(blank, tmp_path):
+    source = tmp_path / "scene.rscene"
+    shutil.copy(EXAMPLE, source)
+    _import(source)
+    crate = _nodes("object")["/World/Crate"]
+    crate.location = (1.0, 2.0, 3.0)
+    crate.rscene.mass = 7.5
+    sun = _nodes("light")["/World/Sun"]
+    sun.data.energy = 5.0
+    bpy.data.objects.remove(_nodes("object")["/World/Ball"])
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    before = source.read_text().splitlines()
+    after = out.read_text().splitlines()
+    edited = rscene.read(str(out))
+    new_crate = edited.by_path("/World/Crate")
+    assert new_crate.get("position") == pytest.approx((1.0, 2.0, 3.0))
+    assert new_crate.get("mass") == 7.5
+    assert edited.by_path("/World/Sun").get("intensity") == pytest.approx(5.0)
+    assert edited.by_path("/World/Ball") is None
+    untouched = [line for line in before if not line.startswith(("object /World/Crate", "object /World/Ball", "light "))]
+    assert [line for line in after if not line.startswith(("object /World/Crate", "light "))] == untouched
+
+
+def test_renamed_object_keeps_its_id(blank, tmp_path):
+    source = tmp_path / "scene.rscene"
+    shutil.copy(EXAMPLE, source)
+    _import(source)
+    _nodes("object")["/World/Crate"].name = "BigCrate"
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    edited = rscene.read(str(out))
+    record = edited.by_path("/World/BigCrate")
+    assert record is not None and record.id == "object_/World/Crate"
+
+
+def test_failed_import_leaves_blender_data_untouched(blank, monkeypatch):
+    before = {name: len(getattr(bpy.data, name)) for name in ID_COLLECTIONS if hasattr(bpy.data, name)}
+
+    def explode(self, record):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(build.SceneBuilder, "build_camera", explode)
+    with pytest.raises(RuntimeError):
+        _import(EXAMPLE)
+    after = {name: len(getattr(bpy.data, name)) for name in before}
+    assert after == before
+    assert bpy.context.scene.world is None
+
+
+def test_malformed_file_reports_line_and_adds_nothing(blank, tmp_path):
+    bad = tmp_path / "bad.rscene"
+    bad.write_text("raisim_engine_scene 2\nobject /World/A box 0 0 zero 1 0 0 0 1 1 1 0.5 1 1\n")
+    count = len(bpy.data.objects)
+    with pytest.raises(Exception) as info:
+        _import(bad)
+    assert "bad.rscene:2 (object)" in str(info.value)
+    assert len(bpy.data.objects) == count
+
+
+def test_operator_imports_several_files(blank, tmp_path):
+    for name in ("a", "b"):
+        shutil.copy(EXAMPLE, tmp_path / f"{name}.rscene")
+    result = bpy.ops.import_scene.rscene(directory=str(tmp_path), files=[{"name": "a.rscene"}, {"name": "b.rscene"}],
+                                         filepath=str(tmp_path / "a.rscene"))
+    assert result == {"FINISHED"}
+    roots = [c.name for c in bpy.context.scene.collection.children]
+    assert roots == ["a", "b"]
+    assert os.path.exists(tmp_path / "a.rscene")
