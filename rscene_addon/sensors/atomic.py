@@ -1,0 +1,62 @@
+"""Atomic file writes: readers see the old file or the complete new one, never a partial one.
+
+Data goes to a hidden temporary file in the destination folder (same file system, so the final
+``os.replace`` is an atomic rename), is flushed and fsynced, then replaces the destination. On any
+error the temporary file is removed and the destination is left untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from typing import IO
+
+__all__ = ["atomic_open", "write_bytes_atomic", "write_text_atomic"]
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path, mode: str = "wb", encoding: str | None = None, newline: str | None = None
+) -> Iterator[IO]:
+    """Open a temporary file that replaces ``path`` when the ``with`` block ends without error.
+
+    ``mode`` is ``"wb"`` or ``"w"`` (text; ``encoding`` defaults to UTF-8). Missing parent folders
+    are created. The file gets the usual ``0o666 & ~umask`` permissions.
+    """
+    if mode not in ("wb", "w"):
+        raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    text = {"encoding": encoding or "utf-8", "newline": newline} if mode == "w" else {}
+    try:
+        f = os.fdopen(fd, mode, **text)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    try:
+        with f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_bytes_atomic(path, data: bytes) -> None:
+    with atomic_open(path, "wb") as f:
+        f.write(data)
+
+
+def write_text_atomic(path, text: str) -> None:
+    """Write UTF-8 text with ``\\n`` line endings on every platform."""
+    with atomic_open(path, "w", newline="\n") as f:
+        f.write(text)

@@ -1,0 +1,155 @@
+"""Quaternion helpers and camera frame conventions against hand-derived truths."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rscene_addon.sensors import frames as fr
+
+SQ = math.sqrt(0.5)
+
+
+def rot_x(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+
+
+def rot_z(a):
+    c, s = math.cos(a), math.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+
+def random_quats(n, seed=0):
+    q = np.random.default_rng(seed).normal(size=(n, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def test_hamilton_units():
+    i, j, k = np.eye(4)[1], np.eye(4)[2], np.eye(4)[3]
+    np.testing.assert_array_equal(fr.quat_multiply(i, j), k)
+    np.testing.assert_array_equal(fr.quat_multiply(j, i), -k)
+    np.testing.assert_array_equal(fr.quat_multiply(i, i), [-1, 0, 0, 0])
+
+
+def test_quat_to_matrix_known_rotations():
+    np.testing.assert_allclose(fr.quat_to_matrix([SQ, 0, 0, SQ]), [[0, -1, 0], [1, 0, 0], [0, 0, 1]],
+                               atol=1e-15)
+    np.testing.assert_allclose(fr.quat_to_matrix([SQ, SQ, 0, 0]), rot_x(math.pi / 2), atol=1e-15)
+    np.testing.assert_allclose(fr.quat_to_matrix([0, 0, 1, 0]), rot_y(math.pi), atol=1e-15)
+    # Not normalized on input: same rotation.
+    np.testing.assert_allclose(fr.quat_to_matrix([2, 0, 0, 0]), np.eye(3))
+
+
+def test_product_composes_matrices_and_batches():
+    a, b = random_quats(50, 1), random_quats(50, 2)
+    ra, rb = fr.quat_to_matrix(a), fr.quat_to_matrix(b)
+    np.testing.assert_allclose(fr.quat_to_matrix(fr.quat_multiply(a, b)), ra @ rb, atol=1e-12)
+    assert fr.quat_to_matrix(a.reshape(5, 10, 4)).shape == (5, 10, 3, 3)
+
+
+def test_rotation_matrices_are_proper():
+    r = fr.quat_to_matrix(random_quats(100))
+    np.testing.assert_allclose(r @ np.swapaxes(r, 1, 2), np.broadcast_to(np.eye(3), r.shape), atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(r), 1.0, atol=1e-12)
+
+
+def test_matrix_to_quat_round_trip_including_half_turns():
+    q = random_quats(200, 3)
+    # Half turns (w = 0) and near half turns stress the pivot choice.
+    q = np.concatenate([q, [[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, SQ, SQ, 0], [1e-9, 0, 0, 1]]])
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    back = fr.matrix_to_quat(fr.quat_to_matrix(q))
+    np.testing.assert_allclose(fr.quat_to_matrix(back), fr.quat_to_matrix(q), atol=1e-12)
+    assert np.all(back[:, 0] >= 0)
+    # Same quaternion up to sign.
+    np.testing.assert_allclose(np.abs(np.sum(back * q, axis=1)), 1.0, atol=1e-12)
+    np.testing.assert_allclose(fr.matrix_to_quat(rot_z(math.pi / 2)), [SQ, 0, 0, SQ], atol=1e-15)
+    assert fr.matrix_to_quat(np.broadcast_to(np.eye(3), (2, 3, 3, 3))).shape == (2, 3, 4)
+
+
+def test_rotate_vectors():
+    np.testing.assert_allclose(fr.quat_rotate([SQ, 0, 0, SQ], [1, 0, 0]), [0, 1, 0], atol=1e-15)
+    q, v = random_quats(30, 4), np.random.default_rng(5).normal(size=(30, 3))
+    expected = np.einsum("nij,nj->ni", fr.quat_to_matrix(q), v)
+    np.testing.assert_allclose(fr.quat_rotate(q, v), expected, atol=1e-12)
+    # conjugate undoes the rotation
+    np.testing.assert_allclose(fr.quat_rotate(fr.quat_conjugate(q), fr.quat_rotate(q, v)), v, atol=1e-12)
+
+
+def test_axis_angle_and_slerp():
+    q90 = fr.quat_from_axis_angle([0, 0, 2], math.pi / 2)
+    np.testing.assert_allclose(q90, [SQ, 0, 0, SQ], atol=1e-15)
+    half = fr.quat_slerp([1, 0, 0, 0], q90, 0.5)
+    np.testing.assert_allclose(fr.quat_to_matrix(half), rot_z(math.pi / 4), atol=1e-12)
+    np.testing.assert_allclose(fr.quat_slerp([1, 0, 0, 0], q90, [0.0, 1.0]), [[1, 0, 0, 0], q90], atol=1e-15)
+    # Shorter arc: -q90 is the same rotation.
+    short = fr.quat_slerp([1, 0, 0, 0], -q90, 0.5)
+    np.testing.assert_allclose(fr.quat_to_matrix(short), rot_z(math.pi / 4), atol=1e-12)
+    # Nearly equal endpoints must not produce NaN.
+    assert np.all(np.isfinite(fr.quat_slerp([1, 0, 0, 0], [1, 1e-12, 0, 0], 0.3)))
+
+
+def test_zero_quaternion_rejected():
+    with pytest.raises(ValueError):
+        fr.quat_normalize([0, 0, 0, 0])
+    with pytest.raises(ValueError):
+        fr.quat_to_matrix([1, 0, 0])
+
+
+def test_fixed_rotations_map_axes():
+    # RaiSim camera: +x forward, +y left, +z up.
+    forward, left, up = np.eye(3)
+    cv, gl = fr.R_RAISIM_FROM_OPENCV, fr.R_RAISIM_FROM_OPENGL
+    np.testing.assert_array_equal(cv @ [0, 0, 1], forward)  # OpenCV +z forward
+    np.testing.assert_array_equal(cv @ [1, 0, 0], -left)  # +x right
+    np.testing.assert_array_equal(cv @ [0, 1, 0], -up)  # +y down
+    np.testing.assert_array_equal(gl @ [0, 0, -1], forward)  # OpenGL -z forward
+    np.testing.assert_array_equal(gl @ [1, 0, 0], -left)
+    np.testing.assert_array_equal(gl @ [0, 1, 0], up)
+    for r in (cv, gl, fr.R_OPENCV_FROM_OPENGL):
+        assert np.linalg.det(r) == pytest.approx(1.0)
+    np.testing.assert_array_equal(cv @ fr.R_OPENCV_FROM_OPENGL, gl)
+    assert not cv.flags.writeable
+
+
+def test_blender_camera_looking_along_world_x():
+    # A Blender camera with XYZ Euler (90, 0, -90) deg looks along world +x with +z up; Blender's
+    # XYZ Euler matrix is Rz @ Ry @ Rx. The identity RaiSim pose looks the same way.
+    blender = rot_z(-math.pi / 2) @ rot_x(math.pi / 2)
+    np.testing.assert_allclose(fr.camera_rotation([1, 0, 0, 0], "opengl"), blender, atol=1e-15)
+
+
+def test_extrinsics_of_spec_example_camera():
+    # RsceneFile.rst example: camera at (-4, 0, 1.5), quaternion 15 deg about +y, "tilts its +x
+    # view direction down".
+    pos, q = np.array([-4.0, 0.0, 1.5]), [0.991445, 0, 0.130526, 0]
+    t = fr.camera_to_world(pos, q, "opencv")
+    a = math.radians(15)
+    np.testing.assert_allclose(t[:3, 2], [math.cos(a), 0, -math.sin(a)], atol=1e-5)  # optical axis
+    np.testing.assert_allclose(t[:3, 1], [-math.sin(a), 0, -math.cos(a)], atol=1e-5)  # image down
+    np.testing.assert_allclose(t[:3, 0], [0, -1, 0], atol=1e-12)  # image right = world -y
+    np.testing.assert_array_equal(t[:3, 3], pos)
+    np.testing.assert_array_equal(t[3], [0, 0, 0, 1])
+    # A point 3 m ahead lies on the optical axis at z = 3 in OpenCV and at -z in OpenGL.
+    ahead = np.append(pos + 3 * t[:3, 2], 1.0)
+    np.testing.assert_allclose(fr.world_to_camera(pos, q, "opencv") @ ahead, [0, 0, 3, 1], atol=1e-12)
+    np.testing.assert_allclose(fr.world_to_camera(pos, q, "opengl") @ ahead, [0, 0, -3, 1], atol=1e-12)
+    np.testing.assert_allclose(fr.world_to_camera(pos, q, "raisim") @ ahead, [3, 0, 0, 1], atol=1e-12)
+
+
+def test_batched_extrinsics_and_inverse():
+    q = random_quats(10, 7)
+    p = np.random.default_rng(8).normal(size=(10, 3))
+    t = fr.camera_to_world(p, q, "opengl")
+    assert t.shape == (10, 4, 4)
+    np.testing.assert_allclose(fr.invert_transform(t) @ t, np.broadcast_to(np.eye(4), t.shape), atol=1e-12)
+    with pytest.raises(ValueError, match="convention"):
+        fr.camera_to_world(p[0], q[0], "vulkan")
