@@ -196,7 +196,8 @@ class Record:
                     return default
                 from .values import decode_text
                 return decode_text(raw)
-            if raw is None or raw == "" or (raw == "-" and field.type.name not in ("text", "name")):
+            # '-' and nothing are both the empty value: an absent or empty key takes Engine 2's default
+            if raw is None or raw == "" or raw == "-":
                 value = field.default_for(self)
                 return default if value is REQUIRED else value
             return field.type.decode(raw)

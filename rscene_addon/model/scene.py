@@ -138,8 +138,8 @@ class Scene:
     def _build_index(self) -> dict[str, Record]:
         index: dict[str, Record] = {}
         for record in self.records:
-            if record.schema is None:
-                continue
+            if record.schema is None or record.schema.field("path") is None:
+                continue  # only scene-tree nodes: material, asset and texture ids are other namespaces
             for key in (record.path, record.id):
                 if key and key not in index:
                     index[key] = record

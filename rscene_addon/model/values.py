@@ -41,7 +41,10 @@ def encode_text(value: str) -> str:
         return "-"
     if value == "-":
         return "%2D"
-    data = value.encode("utf-8", "surrogateescape")
+    try:  # surrogateescape: bytes that were not UTF-8 in a file go back as they were
+        data = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise ValueFormatError(f"text {value!r} holds a lone surrogate: not storable in UTF-8") from None
     if not any(b in _ESCAPED for b in data):
         return value
     out = bytearray()
@@ -73,13 +76,34 @@ def decode_number(raw: str) -> float:
 
 
 def encode_number(value: float) -> str:
+    """The shortest text that reads back to the same double, as ``std::to_chars`` writes it.
+
+    The digits are the shortest round-tripping ones (Python's ``repr``); the notation is fixed (``%f``
+    style) or scientific (``%e`` style, at least two exponent digits), whichever is shorter, fixed on a tie:
+    ``2``, ``-0``, ``0.001``, ``1e-04``, ``1e+06``, ``10000``, ``1e+05``.
+    """
     value = float(value)
     if not math.isfinite(value):
         raise ValueFormatError(f"cannot write non-finite number {value!r}")
-    if value.is_integer() and abs(value) < 1e16:
-        # 2.0 -> "2" and -0.0 -> "-0": still the shortest text that reads back to the same double.
-        return "-0" if value == 0 and math.copysign(1.0, value) < 0 else str(int(value))
-    return repr(value)
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp = repr(abs(value)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    # value = 0.<digits> * 10**point, i.e. ``point`` digits before the decimal point
+    point = int(exp or 0) + len(whole) - (len(whole + frac) - len(digits))
+    digits = digits.rstrip("0")
+    if point >= len(digits):
+        fixed = digits + "0" * (point - len(digits))
+    elif point > 0:
+        fixed = digits[:point] + "." + digits[point:]
+    else:
+        fixed = "0." + "0" * -point + digits
+    power = point - 1
+    head = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    sci = f"{head}e{'-' if power < 0 else '+'}{abs(power):02d}"
+    return sign + (fixed if len(fixed) <= len(sci) else sci)
 
 
 def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
@@ -219,10 +243,39 @@ class Vec(ValueType):
         return ",".join(encode_number(v) for v in self._check_len(value))
 
 
+class PackedVec(ValueType):
+    """n comma-separated numbers in one token, also as a positional field (``articulated_ik`` target)."""
+
+    span = 1
+
+    def __init__(self, n: int):
+        self.n = n
+        self.name = f"packed_vec{n}"
+
+    def decode(self, raw):
+        values = _split_numbers(raw, ",")
+        if len(values) != self.n:
+            raise ValueFormatError(f"expected {self.n} comma-separated numbers, got {raw!r}")
+        return tuple(values)
+
+    def encode(self, value):
+        value = tuple(float(v) for v in value)
+        if len(value) != self.n:
+            raise ValueFormatError(f"expected {self.n} values, got {len(value)}")
+        return ",".join(encode_number(v) for v in value)
+
+
 class Color(ValueType):
-    """``r,g,b`` or ``r,g,b,a`` (alpha defaults to 1); decoded to an RGBA tuple."""
+    """``r,g,b`` or ``r,g,b,a`` (alpha defaults to 1); decoded to an RGBA tuple.
+
+    Written as ``r,g,b`` when alpha is 1, unless ``write_alpha`` (the colors Engine 2 stores as RGBA, such as
+    ``colorA=1,1,1,1``).
+    """
 
     name = "color"
+
+    def __init__(self, write_alpha: bool = False):
+        self.write_alpha = write_alpha
 
     def decode(self, raw):
         values = _split_numbers(raw, ",")
@@ -234,7 +287,9 @@ class Color(ValueType):
 
     def encode(self, value):
         value = tuple(float(v) for v in value)
-        if len(value) == 4 and value[3] == 1.0:
+        if self.write_alpha and len(value) == 3:
+            value = value + (1.0,)
+        elif len(value) == 4 and value[3] == 1.0 and not self.write_alpha:
             value = value[:3]
         if len(value) not in (3, 4):
             raise ValueFormatError(f"a color has 3 or 4 components, got {len(value)}")
@@ -278,6 +333,10 @@ class NumberList(ValueType):
         values = np.asarray(value, dtype=np.float64).ravel()
         if values.size == 0:
             return "-"
+        if self.dtype.kind in "iu":  # slots, holes, vertex indices: integers, never 1e+05
+            if not np.isfinite(values).all() or (values != np.round(values)).any():
+                raise ValueFormatError("an integer list needs whole numbers")
+            return ",".join(str(int(v)) for v in values.tolist())
         return ",".join(encode_number(v) for v in values.tolist())
 
 
@@ -298,6 +357,12 @@ class StructList(ValueType):
         width = max(self.widths)
         if raw == "" or raw == "-":
             return np.zeros((0, width))
+        if len(self.widths) == 1:
+            # One entry size: a plain ``list`` whose separators are interchangeable; only the count matters.
+            values = _FLAT.decode(raw)
+            if values.size % width:
+                raise ValueFormatError(f"list has {values.size} numbers, not a multiple of {width}")
+            return values.reshape(-1, width)
         rows = []
         for entry in raw.split(";"):
             values = _split_numbers(entry, ",")
@@ -359,6 +424,7 @@ class Name(ValueType):
         return f"name({'|'.join(self.names)})"
 
 
+_FLAT = NumberList()
 TEXT = Text()
 NUMBER = Number()
 INT = Integer()
@@ -368,6 +434,7 @@ VEC2 = Vec(2)
 VEC3 = Vec(3)
 QUAT = Vec(4)
 COLOR = Color()
+COLOR4 = Color(write_alpha=True)
 LIST = NumberList()
 INT_LIST = NumberList(np.int64)
 BYTE_LIST = NumberList(np.int64, 0, 255)
