@@ -4,9 +4,9 @@ import bpy
 
 def _modules():
     from .blender import props
-    from .ops import io_ops
+    from .ops import io_ops, sim_ops
     from .ui import panels
-    return (props, io_ops, panels)
+    return (props, io_ops, sim_ops, panels)
 
 
 def register():

@@ -1,0 +1,115 @@
+"""Simulate the scene with the bundled physics core and bake the motion into keyframes.
+
+The physics runs in a worker thread (it is pure numpy and never touches bpy) while a modal operator
+shows progress and listens for ESC; the keyframes are written on the main thread when it finishes.
+In background mode (no window) the operator simply runs to the end.
+"""
+from __future__ import annotations
+
+import threading
+
+import bpy
+from bpy.props import BoolProperty, IntProperty
+
+
+class RSCENE_OT_bake_simulation(bpy.types.Operator):
+    """Simulate the scene with the bundled physics core and bake the motion into keyframes (ESC cancels)"""
+
+    bl_idname = "rscene.bake_simulation"
+    bl_label = "Bake Simulation"
+    bl_options = {"REGISTER", "UNDO"}
+
+    frame_start: IntProperty(name="Start Frame", default=1)
+    frame_end: IntProperty(name="End Frame", default=120, min=1)
+    substeps: IntProperty(name="Substeps", default=0, min=0,
+                          description="Physics steps per frame (0: from the scene's time step)")
+    from_current_pose: BoolProperty(name="Start from Current Pose", default=True,
+                                    description="Use the objects as they are now in Blender (edits included)")
+
+    def invoke(self, context, event):
+        self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
+        return self.execute(context)
+
+    def _duration(self, context) -> tuple[float, float]:
+        fps = context.scene.render.fps / context.scene.render.fps_base
+        frames = max(self.frame_end - self.frame_start, 0)
+        return frames / fps, fps
+
+    def execute(self, context):
+        from ..blender.bake import current_scene_model
+        from ..sim import simulate
+        duration, fps = self._duration(context)
+        scene = current_scene_model(context.scene)  # read Blender on the main thread
+        substeps = self.substeps or None
+        if context.window is None or bpy.app.background:
+            return self._finish(context, simulate(scene, duration, fps, substeps=substeps))
+        self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
+
+        def work():
+            try:
+                self._result = simulate(scene, duration, fps, substeps=substeps,
+                                        progress=lambda f: setattr(self, "_fraction", f),
+                                        cancel=lambda: self._cancelled)
+            except Exception as exc:  # noqa: BLE001 - reported on the main thread
+                self._error = exc
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._thread.start()
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.1, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        wm = context.window_manager
+        if event.type == "ESC":
+            self._cancelled = True
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        wm.progress_update(int(100 * self._fraction))
+        context.workspace.status_text_set(f"Simulating: {int(100 * self._fraction)}% (ESC to cancel)")
+        if self._thread.is_alive():
+            return {"RUNNING_MODAL"}
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        context.workspace.status_text_set(None)
+        if self._error is not None:
+            self.report({"WARNING"} if self._cancelled else {"ERROR"},
+                        "simulation cancelled" if self._cancelled else f"simulation failed: {self._error}")
+            return {"CANCELLED"}
+        return self._finish(context, self._result)
+
+    def _finish(self, context, trajectory):
+        from ..blender.bake import bake_trajectory
+        count = bake_trajectory(context.scene, trajectory, self.frame_start)
+        self.report({"INFO"}, f"baked {count} bodies over {len(trajectory.time)} frames")
+        return {"FINISHED"}
+
+
+class RSCENE_OT_clear_bake(bpy.types.Operator):
+    """Remove the keyframes a simulation bake wrote (other animation is kept)"""
+
+    bl_idname = "rscene.clear_bake"
+    bl_label = "Clear Simulation Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from ..blender.bake import clear_bake
+        count = clear_bake(context.scene)
+        self.report({"INFO"}, f"cleared {count} baked objects")
+        return {"FINISHED"}
+
+
+class RSCENE_PT_simulation(bpy.types.Panel):
+    bl_label = "RaiSim Simulation"
+    bl_space_type = "PROPERTIES"
+    bl_region_type = "WINDOW"
+    bl_context = "scene"
+
+    def draw(self, context):
+        col = self.layout.column()
+        col.operator(RSCENE_OT_bake_simulation.bl_idname, icon="PHYSICS")
+        col.operator(RSCENE_OT_clear_bake.bl_idname, icon="X")
+
+
+CLASSES = (RSCENE_OT_bake_simulation, RSCENE_OT_clear_bake, RSCENE_PT_simulation)
