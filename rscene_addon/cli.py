@@ -6,9 +6,12 @@ Commands that need Blender (import, export, render, demo) import ``bpy`` only wh
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .model import FormatError
+
+DEMO_SCENE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "demo", "demo.rscene")
 
 DESCRIPTION = """\
 Robotics scene files (RaiSim .rscene, RaiSim World XML, CoppeliaSim XML, Project AirSim JSONC)
@@ -20,6 +23,7 @@ examples:
   python -m rscene_addon simulate scene.rscene --duration 2.0 --fps 60 --out traj.npz
   python -m rscene_addon import scene.rscene --blend scene.blend      (needs the bpy module)
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
+  python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
 """
 
 
@@ -77,6 +81,11 @@ def cmd_export(args) -> int:
     return cli_jobs.export_from_blend(args.blend, args.output)
 
 
+def cmd_demo(args) -> int:
+    from .blender import cli_jobs
+    return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m rscene_addon", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -112,6 +121,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("output", metavar="OUT")
     p.set_defaults(run=cmd_export)
 
+    p = sub.add_parser("demo", help="the main job: import + simulate + bake + render a scene (needs bpy)")
+    p.add_argument("scene", nargs="?", default=DEMO_SCENE, metavar="SCENE",
+                   help="scene to use (default: the bundled demo scene)")
+    p.add_argument("--out", default="out/demo", help="output folder (default out/demo)")
+    p.add_argument("--frames", type=int, default=24, help="frames to simulate and render (default 24)")
+    p.add_argument("--samples", type=int, default=8, help="Cycles samples per pixel (default 8)")
+    p.add_argument("--no-render", action="store_true", help="stop after baking and saving the .blend")
+    p.set_defaults(run=cmd_demo)
     return parser
 
 

@@ -58,3 +58,32 @@ def export_from_blend(blend: str, output: str) -> int:
     export_scene(bpy.context.scene, output, warn=lambda m: _console_report("WARNING", m))
     print(f"wrote {output}")
     return 0
+
+
+def demo(scene_path: str, out_dir: str, frames: int, samples: int, render: bool = True) -> int:
+    """The main job: import a scene, simulate and bake it, save the .blend, render its sensors."""
+    from .bake import bake_trajectory, current_scene_model
+    from .build import import_scene_file
+    from ..sim import simulate
+    _ensure_registered()
+    os.makedirs(out_dir, exist_ok=True)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bl_scene = bpy.context.scene
+    print(f"demo: importing {scene_path}")
+    import_scene_file(scene_path, bl_scene, report=_console_report, progress=_progress_printer("import"))
+    fps = bl_scene.render.fps / bl_scene.render.fps_base
+    print(f"demo: simulating {frames} frames at {fps:g} fps")
+    trajectory = simulate(current_scene_model(bl_scene), (frames - 1) / fps, fps,
+                          progress=_progress_printer("simulate"))
+    count = bake_trajectory(bl_scene, trajectory, 1)
+    print(f"demo: baked {count} bodies")
+    blend = os.path.abspath(os.path.join(out_dir, "demo.blend"))
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    print(f"demo: saved {blend}")
+    if not render:
+        return 0
+    from ..render import render_scene
+    written = render_scene(bl_scene, os.path.join(out_dir, "render"), list(range(1, frames + 1)),
+                           samples=samples, progress=_progress_printer("render"))
+    print(f"demo: rendered to {os.path.join(out_dir, 'render')} ({len(written) if hasattr(written, '__len__') else ''} outputs)")
+    return 0
