@@ -7,26 +7,15 @@ was not changed, so an unedited scene is reproduced byte for byte (CRLF, comment
 """
 from __future__ import annotations
 
-import re
-
 from ..model import Comment, Diagnostic, FormatError, Record, Scene, ValueFormatError, record_class
 from ..model.checks import RECORD_CHECKS
 from ..model.kinds import RECORD_CLASSES
+from ..model.record import split_tokens
 from .atomic import read_text, write_text_atomic
 
 HEADER_TAG = "raisim_engine_scene"
 SUPPORTED_VERSIONS = (1, 2)
 EXTENSIONS = (".rscene",)
-_SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
-
-
-def _split(line: str) -> list[str]:
-    # str.split() is fast but also splits at Unicode spaces, which are ordinary bytes in this format.
-    if line.isascii():
-        return line.split()
-    return [t for t in _SEPARATORS.split(line) if t]
-
-
 def parse(text: str, path: str = "<string>") -> Scene:
     """Split ``text`` into a Scene without decoding fields. Raises FormatError for a bad header."""
     scene = Scene(path=None if path.startswith("<") else path, header=False)
@@ -39,16 +28,15 @@ def parse(text: str, path: str = "<string>") -> Scene:
     classes = RECORD_CLASSES
     header_seen = False
     for number, line in enumerate(lines, 1):
-        tokens = _split(line)
-        if not tokens or tokens[0][0] == "#":
+        head = line.split(None, 1) if line.isascii() else split_tokens(line)[:1]
+        if not head or head[0][0] == "#":
             items.append(Comment(line, number))
             continue
-        tag = tokens[0]
+        tag = head[0]
         if not header_seen:
-            _check_header(tokens, path, number)
+            _check_header(split_tokens(line), path, number)
             header_seen = True
-        cls = classes.get(tag) or record_class(tag)
-        items.append(cls.from_tokens(tokens, line, number))
+        items.append((classes.get(tag) or record_class(tag)).from_line(line, number))
     if not header_seen:
         raise FormatError(Diagnostic(path, 0, "", "empty file: missing 'raisim_engine_scene' header"))
     return scene

@@ -8,10 +8,22 @@ schema order, then unknown keys in their original order.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from .errors import ValueFormatError
 from .schema import REQUIRED, Field, RecordSchema, layout_size
+
+
+_SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
+
+
+def split_tokens(line: str) -> list[str]:
+    """Tokens are separated by spaces, tabs and carriage returns."""
+    # str.split() is fast but also splits at Unicode spaces, which are ordinary bytes in this format.
+    if line.isascii():
+        return line.split()
+    return [t for t in _SEPARATORS.split(line) if t]
 
 
 class Record:
@@ -20,18 +32,18 @@ class Record:
     schema: RecordSchema | None = None
     tag: str = ""
 
-    __slots__ = ("_tokens", "source", "line", "_layout", "_pos", "_keys", "_split", "_dirty", "_cache")
+    __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache")
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
 
         Positional fields take their Engine 2 default when not given; required ones must be given.
         """
-        self._tokens: list[str] = []
+        self._token_list: list[str] | None = []
         self.source: str | None = None  # the source line (without its newline) while unchanged
         self.line = 0
         self._split = True
-        self._dirty = True
+        self.changed = True
         self._cache: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
         self._layout = self.schema.full_layout
@@ -53,16 +65,22 @@ class Record:
             self.set(name, value)
 
     @classmethod
-    def from_tokens(cls, tokens: list[str], source: str, line: int) -> "Record":
-        """A record read from a file: stores the split line; nothing is decoded yet."""
+    def from_line(cls, source: str, line: int) -> "Record":
+        """A record read from a file: only the source line is stored; it is split on first use."""
         record = cls.__new__(cls)
-        record._tokens = tokens
+        record._token_list = None
         record.source = source
         record.line = line
         record._split = False
-        record._dirty = False
+        record.changed = False
         record._cache = {}
         return record
+
+    @property
+    def _tokens(self) -> list[str]:
+        if self._token_list is None:
+            self._token_list = split_tokens(self.source)
+        return self._token_list
 
     # -- structure ----------------------------------------------------------------------------------------
 
@@ -142,10 +160,6 @@ class Record:
         known = self.schema.key_names if self.schema else ()
         return {k: v for k, v in self.raw_keys.items() if k not in known}
 
-    @property
-    def changed(self) -> bool:
-        return self._dirty
-
     # -- field access ---------------------------------------------------------------------------------------
 
     def _positional_slice(self, name: str) -> tuple[Field, int] | None:
@@ -220,7 +234,7 @@ class Record:
         else:
             self._keys[name] = field.type.encode(value) if field is not None else _encode_unknown(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
-        self._dirty = True
+        self.changed = True
 
     def unset(self, name: str) -> None:
         """Remove a ``key=value`` field, so the default applies again."""
@@ -228,7 +242,7 @@ class Record:
         if name in self._keys:
             del self._keys[name]
             self._cache.clear()
-            self._dirty = True
+            self.changed = True
 
     def _set_positional(self, field: Field, value: Any) -> None:
         start = 0
@@ -258,7 +272,7 @@ class Record:
 
     def to_line(self) -> str:
         """The record's text: the source line if unchanged, else canonical."""
-        if not self._dirty and self.source is not None:
+        if not self.changed and self.source is not None:
             return self.source
         return self.canonical()
 
