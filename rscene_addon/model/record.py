@@ -163,12 +163,9 @@ class Record:
     # -- field access ---------------------------------------------------------------------------------------
 
     def _positional_slice(self, name: str) -> tuple[Field, int] | None:
-        start = 0
-        for field in self.layout:
-            if field.name == name:
-                return field, start
-            start += field.span
-        return None
+        if self.schema is None:
+            return None
+        return self.schema.offsets(self.layout).get(name)
 
     def raw(self, name: str) -> str | None:
         """The field's text as written (positional tokens joined by spaces), or None when absent."""

@@ -61,6 +61,7 @@ class RecordSchema:
     parent: tuple[str, str] | None = None
     doc: str = ""
     _index: dict = field(default_factory=dict, compare=False, repr=False)
+    _offsets: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self):
         index = {}
@@ -73,6 +74,12 @@ class RecordSchema:
             raise ValueError(f"{self.tag}: names used both positionally and as keys: {sorted(clash)}")
         index.update(key_index)
         self._index.update(index)
+        for layout in self.layouts:
+            start, offsets = 0, {}
+            for f in layout:
+                offsets[f.name] = (f, start)
+                start += f.span
+            self._offsets[id(layout)] = offsets
         sizes = [layout_size(layout) for layout in self.layouts]
         if sizes != sorted(sizes, reverse=True):
             raise ValueError(f"{self.tag}: layouts must be listed longest first")
@@ -90,6 +97,10 @@ class RecordSchema:
 
     def field_names(self) -> list[str]:
         return list(self._index)
+
+    def offsets(self, layout: tuple[Field, ...]) -> dict[str, tuple[Field, int]]:
+        """name -> (field, first token index) for one of this schema's layouts."""
+        return self._offsets.get(id(layout), {})
 
     def layout_for(self, count: int) -> tuple[Field, ...] | None:
         """The longest layout that ``count`` positional tokens fill, or None if too few."""
