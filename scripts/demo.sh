@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Demo entry point (placeholder; to be extended). Runs the package's command-line interface with the
-# best available environment from scripts/setup.sh. Extra arguments go to `python -m rscene_addon`
-# (default: --help).
+# The main job: import + simulate + bake + render the bundled demo scene into out/demo/, with the best
+# environment from scripts/setup.sh. Extra arguments go to `python -m rscene_addon` instead
+# (default: demo --out out/demo).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,10 +18,6 @@ if [[ -z "${BLENDER_USER_RESOURCES:-}" ]]; then
   trap 'rm -rf "$BLENDER_USER_RESOURCES"' EXIT
 fi
 
-if [[ ! -f rscene_addon/__main__.py ]]; then
-  echo "demo: rscene_addon has no command-line interface yet (rscene_addon/__main__.py); nothing to demo."
-  exit 0
-fi
-if [[ $# -eq 0 ]]; then set -- --help; fi
+if [[ $# -eq 0 ]]; then set -- demo --out out/demo; fi
 echo "demo: $PY -m rscene_addon $*"
 "$PY" -m rscene_addon "$@"
