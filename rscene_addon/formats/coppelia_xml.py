@@ -1,0 +1,1095 @@
+"""CoppeliaSim "simple" XML scenes and models (``<CoppeliaSim>``): reader and writer.
+
+Scene objects nest: an element inside another is its child, positioned by ``common/localFrame``
+(``position`` in metres, ``euler`` alpha/beta/gamma in degrees, ``R = Rx(a) Ry(b) Rz(g)``) relative to the
+parent. The reader composes world transforms and writes every node in world coordinates; a child's
+``parentGroupId`` names its parent node, and the scene gets ``scene_graph inheritedTransforms=false``
+(the documented way to keep parents without inherited transforms). Node paths follow the nesting
+(``/World/bubbleRob/bubbleRobLeftMotor``).
+
+Mapping (XML -> records):
+
+* ``shape`` with ``primitive`` cuboid/sphere/cylinder -> ``object`` box/sphere/cylinder (cone, plane and disc
+  have no scene primitive: cylinder, thin box and thin cylinder, marked ``coppeliaPrimitive``, with a
+  warning); ``mesh`` -> ``object`` mesh (``fileName`` relative to the XML file; inline ``vertices``/
+  ``indices`` kept as the extra keys ``meshVertices``/``meshIndices``); ``heightfield`` -> ``terrain_region``
+  (CoppeliaSim centres a height field's frame in its bounding box, so the region's centre z is the frame's
+  z minus the middle of the height range); ``compound`` -> ``compound`` + ``compound_child`` records.
+* ``dynamics``: ``static`` (default true) -> body mode static, else dynamic; ``respondable`` false -> a
+  visual-only object when static, a dynamic body that collides with nothing (mask 0) otherwise; ``mass``;
+  ``principalMomentOfInertia`` (CoppeliaSim stores it per unit mass) and ``localInertiaFrame`` ->
+  ``inertiaDiagonal``/``inertiaOffDiagonal``/``centerOfMass`` in the body frame; Bullet ``friction`` -> extra key ``friction``. Colors (``ambientDiffuse``, 0-255) -> materials.
+* ``joint`` -> a visual-only cylinder (length x diameter) with ``jointType``, ``jointMode``, limits in SI
+  units (radians for revolute joints), ``jointPosition``, ``jointMaxForce``... The scene model has no
+  joint constraint, so the bodies under a joint are independent bodies (reported as a warning).
+* ``dummy`` -> a visual-only sphere (``coppeliaType=dummy``). ``camera`` -> ``camera`` (CoppeliaSim cameras
+  look along local +z with +y up; scene cameras look along +x with +z up, the quaternion is converted).
+* ``light`` omni/spot/directional -> ``light`` point/spot/directional (direction = local +z; colors 0-255).
+* ``proximitySensor``, ``forceSensor``, ``visionSensor`` -> ``sensor`` records (pose relative to the parent).
+* ``childScript``/``customizationScript`` text -> extra keys ``childScript``/``customizationScript``.
+* Every other leaf element of an object is kept as an extra key ``cs.<path>`` (``cs.common.
+  localObjectProperty.selectable=false``) and written back in place.
+
+The writer emits a ``simpleScene`` (or the ``simpleModel`` the scene was read from).
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+
+import numpy as np
+
+from ..model import Diagnostic, FormatError, Scene, new_record
+from ..model.values import encode_number
+from .atomic import write_text_atomic
+from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
+                        extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
+                        set_extra, warn)
+from .transforms import (IDENTITY, ORIGIN, compose, coppelia_euler_from_quat, matrix_from_quat,
+                         quat_from_coppelia_euler, quat_from_matrix, quat_from_z_to, quat_mul, quat_rotate,
+                         relative, same_rotation)
+from .xmltree import Node, XmlWriter, parse
+
+FORMAT = "coppelia_xml"
+EXTENSIONS = (".simscene.xml", ".simmodel.xml", ".xml")
+OBJECT_TAGS = ("shape", "joint", "dummy", "camera", "light", "proximitySensor", "forceSensor", "visionSensor")
+UNSUPPORTED_OBJECT_TAGS = ("path", "graph", "octree", "pointCloud", "mill", "mirror")
+THIN = 0.001  # thickness given to planes and discs, which have none in CoppeliaSim
+# Camera frames: CoppeliaSim (+z forward, +y up) in scene-camera axes (+x forward, +z up).
+_CAMERA_FIX = quat_from_matrix(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
+_LIGHT_TYPES = {"omni": "point", "spot": "spot", "directional": "directional"}
+_PROXIMITY_KINDS = "proximity"
+
+
+def _floats(text: str | None) -> list[float] | None:
+    if text is None:
+        return None
+    try:
+        values = [float(p) for p in re.split(r"[,\s]+", text.strip()) if p]
+    except ValueError:
+        return None
+    return values if all(math.isfinite(v) for v in values) else None
+
+
+def _flag(text: str | None, default: bool) -> bool:
+    if text is None:
+        return default
+    low = text.strip().lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    return default
+
+
+def _path(node: Node, dotted: str) -> Node | None:
+    for part in dotted.split("."):
+        if node is None:
+            return None
+        node = node.find(part)
+    return node
+
+
+class _Reader:
+    def __init__(self, path: str):
+        self.path = path
+        self.scene = Scene(version=2, path=None if path.startswith("<") else path)
+        self.scene.source_format = FORMAT
+        self.errors: list[Diagnostic] = []
+        self.paths = PathAllocator("/World")
+        self.colors: dict = {}
+        self.parented = False
+        self.joint_warned = False
+
+    def error(self, node: Node, message: str) -> None:
+        self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
+
+    def warn(self, node: Node, message: str) -> None:
+        warn(self.scene, node.file, node.line, node.tag, message)
+
+    # -- values ---------------------------------------------------------------------------------------
+
+    def numbers(self, node: Node | None, tag: str, n: int | None = None, default=None):
+        child = node.find(tag) if node is not None else None
+        if child is None:
+            return default
+        values = _floats(child.text)
+        if values is None or (n is not None and len(values) != n):
+            self.error(child, f"<{tag}> needs {n if n else 'a list of'} number(s), got {child.text.strip()!r}")
+            return default
+        return tuple(values)
+
+    def number(self, node: Node | None, tag: str, default: float | None = None) -> float | None:
+        values = self.numbers(node, tag, 1)
+        return values[0] if values else default
+
+    def frame(self, node: Node | None) -> tuple:
+        """The pose of a ``localFrame`` element (identity when absent)."""
+        if node is None:
+            return ORIGIN, IDENTITY
+        position = self.numbers(node, "position", 3, ORIGIN)
+        euler = self.numbers(node, "euler", 3, (0.0, 0.0, 0.0))
+        return tuple(position), quat_from_coppelia_euler(*euler)
+
+    def ref(self, value: str) -> str:
+        return value.strip().replace("\\", "/")
+
+    def absolute(self, ref: str) -> str:
+        return ref if os.path.isabs(ref) else os.path.normpath(os.path.join(self.scene.directory, ref))
+
+    def color(self, node: Node | None) -> str:
+        values = self.numbers(node, "ambientDiffuse", 3) if node is not None else None
+        if values is None:
+            return "engine_default"
+        return color_material(self.scene, [v / 255.0 for v in values], self.colors, "coppelia")
+
+    # -- leftovers ------------------------------------------------------------------------------------
+
+    def leftovers(self, record, node: Node, consumed: set[str], prefix: str = "", skip_objects: bool = True) -> None:
+        counts: dict[str, int] = {}
+        for child in node.children:
+            if skip_objects and not prefix and (child.tag in OBJECT_TAGS or child.tag in UNSUPPORTED_OBJECT_TAGS):
+                continue
+            counts[child.tag] = counts.get(child.tag, 0) + 1
+            name = child.tag if counts[child.tag] == 1 else f"{child.tag}#{counts[child.tag]}"
+            dotted = f"{prefix}.{name}" if prefix else name
+            if dotted in consumed:
+                continue
+            if child.children:
+                self.leftovers(record, child, consumed, dotted, skip_objects)
+            elif not any(c.startswith(dotted + ".") for c in consumed):
+                set_extra(record, "cs." + dotted, child.text.strip())
+
+    # -- top level ------------------------------------------------------------------------------------
+
+    def read(self, root: Node) -> Scene:
+        if root.tag.lower() != "coppeliasim":
+            raise FormatError(Diagnostic(root.file, root.line, root.tag,
+                                         f"not a CoppeliaSim file: the root element is <{root.tag}>"))
+        filetype = root.child_text("filetype")
+        if filetype is None:
+            self.error(root, "missing <filetype> (simpleScene or simpleModel)")
+        elif filetype not in ("simpleScene", "simpleModel"):
+            self.error(root.find("filetype"), f"filetype {filetype!r}: only the simple XML format "
+                       "(simpleScene, simpleModel) is supported")
+        self.scene.coppelia_filetype = filetype or "simpleScene"
+        if root.find("xmlSerializationNb") is None:
+            self.warn(root, "missing <xmlSerializationNb>")
+        dynamics = root.find("dynamics")
+        if dynamics is not None and dynamics.find("gravity") is not None:
+            gravity = self.numbers(dynamics, "gravity", 3)
+            if gravity:
+                self.scene.add(new_record("gravity", gravity=gravity))
+        simulation = root.find("simulation")
+        if simulation is not None:
+            dt = self.number(simulation, "simulationTimeStep") or self.number(simulation, "timeStep")
+            if dt:
+                self.scene.add(new_record("time_step", dt=dt))
+        for child in root.children:
+            if child.tag in OBJECT_TAGS:
+                self.visit(child, (ORIGIN, IDENTITY), None, None)
+            elif child.tag in UNSUPPORTED_OBJECT_TAGS:
+                self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
+            elif child.tag not in ("filetype", "xmlSerializationNb", "environment", "settings", "dynamics",
+                                   "simulation"):
+                self.warn(child, f"unknown element <{child.tag}>: ignored")
+        if self.parented:
+            self.scene.add(new_record("scene_graph", inheritedTransforms=False))
+        if self.errors:
+            raise FormatError(self.errors)
+        return self.scene
+
+    def visit(self, node: Node, parent_world: tuple, parent_path: str | None, parent) -> None:
+        """Read one object element and its children. ``parent`` is (record, world pose) or None."""
+        common = node.find("common")
+        alias = None
+        if common is not None:
+            alias = common.child_text("alias") or common.child_text("name")
+        path = self.paths.take(sanitize_name(alias or "", node.tag), parent_path)
+        local = self.frame(common.find("localFrame") if common is not None else None)
+        world = compose(parent_world, local)
+        consumed = {"common.alias", "common.name", "common.localFrame.position", "common.localFrame.euler"}
+        handler = getattr(self, "read_" + node.tag)
+        record, record_world, extras = handler(node, path, world, parent, consumed)
+        if record is not None:
+            if parent is not None and record.schema.field("parentGroupId") is not None:
+                record.set("parentGroupId", parent[0].id)
+                self.parented = True
+            if alias is not None and leaf_name(path) != alias:
+                set_extra(record, "coppeliaAlias", alias)
+            self.scripts(record, node, consumed)
+            self.leftovers(record, node, consumed)
+            self.scene.add(record)
+            for extra_record in extras:
+                self.scene.add(extra_record)
+            holder = (record, record_world)
+        else:
+            holder = parent
+        for child in node.children:
+            if child.tag in OBJECT_TAGS:
+                self.visit(child, world, path, holder)
+            elif child.tag in UNSUPPORTED_OBJECT_TAGS:
+                self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
+
+    def scripts(self, record, node: Node, consumed: set[str]) -> None:
+        for kind in ("childScript", "customizationScript"):
+            script = node.find(kind)
+            if script is None:
+                continue
+            text = script.find("scriptText")
+            if text is not None:
+                set_extra(record, kind, text.text)
+                consumed.add(f"{kind}.scriptText")
+
+    # -- shapes ---------------------------------------------------------------------------------------
+
+    def read_shape(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        geometry = next((c for c in node.children if c.tag in ("primitive", "mesh", "heightfield", "compound")), None)
+        if geometry is None:
+            self.error(node, "a shape needs one of <primitive>, <mesh>, <heightfield> or <compound>")
+            return None, world, ()
+        consumed.add(geometry.tag)
+        dynamics = node.find("dynamics")
+        if geometry.tag == "heightfield":
+            record = self.heightfield(geometry, path, world)
+            if record is None:
+                return None, world, ()
+            self.leftovers_geometry(record, geometry, ("size", "data", "gridStep", "localFrame.position",
+                                                        "localFrame.euler", "color.ambientDiffuse"))
+            if record is not None and dynamics is not None:
+                consumed.add("dynamics")
+                self.leftovers(record, dynamics, set(), "dynamics", False)
+            return record, world, ()
+        if geometry.tag == "compound":
+            record = new_record("compound", path=path, position=world[0], quaternion=world[1])
+            self.dynamics(record, dynamics, consumed, world, world)
+            children = self.compound_children(geometry, path, (ORIGIN, IDENTITY))
+            if len(children) < 1:
+                self.error(geometry, "a compound needs at least one primitive or mesh")
+            return record, world, children
+        # primitive or mesh
+        geo_local = self.frame(geometry.find("localFrame"))
+        body = compose(world, geo_local)
+        record = self.single_shape(geometry, path, body)
+        if record is None:
+            return None, world, ()
+        self.dynamics(record, dynamics, consumed, world, body)
+        return record, body, ()
+
+    def leftovers_geometry(self, record, geometry: Node, consumed_inside) -> None:
+        consumed = {f"{geometry.tag}.{c}" for c in consumed_inside}
+        holder = Node("shape")
+        holder.children = [geometry]
+        self.leftovers(record, holder, consumed, "", False)
+
+    def single_shape(self, geometry: Node, path: str, body: tuple):
+        material = self.color(geometry.find("color"))
+        if geometry.tag == "mesh":
+            record = new_record("object", path=path, primitive="mesh", position=body[0], quaternion=body[1],
+                                material=material)
+            file_name = geometry.child_text("fileName")
+            if file_name:
+                ref = self.ref(file_name)
+                record.set("mesh", ref)
+                if not os.path.exists(self.absolute(ref)):
+                    self.warn(geometry, f"mesh file not found: {self.absolute(ref)}")
+            else:
+                vertices = self.numbers(geometry, "vertices")
+                indices = self.numbers(geometry, "indices")
+                if not vertices or not indices or len(vertices) % 3 or len(indices) % 3:
+                    self.error(geometry, "a mesh needs a <fileName>, or <vertices> (x y z ...) and <indices> "
+                               "(three per triangle)")
+                    return None
+                if any(i < 0 or i >= len(vertices) // 3 or not float(i).is_integer() for i in indices):
+                    self.error(geometry.find("indices"), "mesh index out of range")
+                    return None
+                set_extra(record, "meshVertices", np.asarray(vertices))
+                set_extra(record, "meshIndices", [int(i) for i in indices])
+            self.leftovers_geometry(record, geometry, ("fileName", "vertices", "indices", "localFrame.position",
+                                                        "localFrame.euler", "color.ambientDiffuse"))
+            return record
+        kind = (geometry.child_text("type") or "").lower()
+        size = self.numbers(geometry, "size", None, (0.1, 0.1, 0.1))
+        size = tuple(size) + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
+        values = dict(path=path, position=body[0], quaternion=body[1], material=material)
+        mark = None
+        if kind == "cuboid":
+            values.update(primitive="box", scale=size[:3])
+        elif kind == "sphere":
+            values.update(primitive="sphere", radius=size[0] / 2)
+            if not (size[0] == size[1] == size[2]):
+                self.warn(geometry, f"ellipsoid {size}: read as a sphere of diameter {size[0]}")
+                mark = "sphere"
+        elif kind in ("cylinder", "cone", "disc"):
+            height = size[2] if kind != "disc" else THIN
+            values.update(primitive="cylinder", radius=size[0] / 2, height=height)
+            if kind != "cylinder":
+                mark = kind
+                self.warn(geometry, f"a {kind} has no scene primitive: read as a cylinder")
+        elif kind == "plane":
+            values.update(primitive="box", scale=(size[0], size[1], size[2] if size[2] > 0 else THIN))
+            mark = "plane"
+            self.warn(geometry, "a plane has no scene primitive: read as a thin box")
+        else:
+            self.error(geometry, f"primitive type {kind!r}: expected cuboid, sphere, cylinder, cone, plane or disc")
+            return None
+        record = new_record("object", **values)
+        if mark:
+            set_extra(record, "coppeliaPrimitive", mark)
+            set_extra(record, "coppeliaSize", size[:3])
+        self.leftovers_geometry(record, geometry, ("type", "size", "localFrame.position", "localFrame.euler",
+                                                    "color.ambientDiffuse"))
+        return record
+
+    def compound_children(self, compound: Node, path: str, frame: tuple) -> list:
+        children = []
+        for part in compound.children:
+            local = compose(frame, self.frame(part.find("localFrame")))
+            if part.tag == "compound":
+                children.extend(self.compound_children(part, path, local))
+                continue
+            if part.tag not in ("primitive", "mesh"):
+                self.warn(part, f"unknown compound part <{part.tag}>: ignored")
+                continue
+            shape = self.single_shape(part, "/tmp", local)
+            if shape is None:
+                continue
+            child = new_record("compound_child", compound=path, primitive=shape.get("primitive"),
+                               position=local[0], quaternion=local[1])
+            primitive = shape.get("primitive")
+            if primitive == "box":
+                child.set("size", shape.get("scale"))
+            elif primitive in ("sphere", "cylinder"):
+                child.set("radius", shape.get("radius"))
+                if primitive == "cylinder":
+                    child.set("height", shape.get("height"))
+            child.set("material", shape.get("material"))
+            for key in shape.raw_keys:
+                if key != "id":
+                    set_extra(child, key, extra_text(shape, key))
+            if primitive == "mesh" and shape.get("mesh"):
+                set_extra(child, "mesh", shape.get("mesh"))
+            children.append(child)
+        return children
+
+    def heightfield(self, node: Node, path: str, world: tuple):
+        size = self.numbers(node, "size", 2)
+        data = self.numbers(node, "data")
+        step = self.number(node, "gridStep", 1.0)
+        if size is None or data is None:
+            self.error(node, "a heightfield needs <size> (x and y point counts) and <data>")
+            return None
+        xs, ys = int(size[0]), int(size[1])
+        if xs < 2 or ys < 2 or len(data) != xs * ys or step <= 0:
+            self.error(node, f"heightfield: {len(data)} heights for {xs} x {ys} points (at least 2 x 2), "
+                       f"grid step {step}")
+            return None
+        local = self.frame(node.find("localFrame"))
+        body = compose(world, local)
+        heights = np.asarray(data, dtype=np.float64)
+        middle = (heights.min() + heights.max()) / 2
+        if not same_rotation(body[1], IDENTITY, 1e-9):
+            self.warn(node, "a rotated heightfield is read without its rotation")
+        center = (body[0][0], body[0][1], body[0][2] - middle)
+        record = new_record("terrain_region", path=path, xSamples=xs, ySamples=ys, xSize=(xs - 1) * step,
+                            ySize=(ys - 1) * step, center=center)
+        record.set("heights", heights)
+        record.set("material", self.color(node.find("color")))
+        return record
+
+    def dynamics(self, record, dynamics: Node | None, consumed: set[str], shape_world: tuple, body: tuple) -> None:
+        static = respondable = True
+        mass = 1.0
+        if dynamics is not None:
+            consumed.add("dynamics")
+            switches = dynamics.find("switches")
+            if switches is not None:
+                static = _flag(switches.child_text("static"), True)
+                respondable = _flag(switches.child_text("respondable"), True)
+            mass = self.number(dynamics, "mass", 1.0)
+            if mass <= 0 and not static:
+                self.error(dynamics.find("mass"), f"mass must be positive for a dynamic shape, got {mass}")
+                mass = 1.0
+            done = {"switches.static", "switches.respondable", "mass", "principalMomentOfInertia",
+                    "localInertiaFrame.position", "localInertiaFrame.euler", "material.engines.bullet.friction"}
+            pmi = self.numbers(dynamics, "principalMomentOfInertia", 3)
+            if pmi is not None:
+                frame_world = compose(shape_world, self.frame(dynamics.find("localInertiaFrame")))
+                com, rotation = relative(body, frame_world)
+                r = matrix_from_quat(rotation)
+                tensor = r @ np.diag(np.asarray(pmi) * mass) @ r.T
+                set_extra(record, "customInertia", True)
+                set_extra(record, "inertiaDiagonal", (tensor[0, 0], tensor[1, 1], tensor[2, 2]))
+                off = (tensor[0, 1], tensor[0, 2], tensor[1, 2])
+                if any(abs(v) > 1e-15 for v in off):
+                    set_extra(record, "inertiaOffDiagonal", off)
+                set_extra(record, "centerOfMass", com)
+            friction = _path(dynamics, "material.engines.bullet.friction")
+            if friction is not None and _floats(friction.text):
+                set_extra(record, "friction", _floats(friction.text)[0])
+            self.leftovers(record, dynamics, {f"dynamics.{d}" for d in done}, "dynamics", False)
+        record.set("mass", mass)
+        if static and not respondable:
+            # a static shape that nothing collides with takes no part in the physics: visual only
+            record.set("bodyMode", "visual_only")
+            record.set("collidable", False)
+            if record.schema.field("visualOnly") is not None:
+                record.set("visualOnly", True)
+            return
+        record.set("bodyMode", "static" if static else "dynamic")
+        if not respondable:
+            record.set("collisionMask", 0)  # a dynamic body that collides with nothing
+
+    # -- other objects ----------------------------------------------------------------------------------
+
+    def _marker(self, node, path, world, primitive, radius, height, kind):
+        record = new_record("object", path=path, primitive=primitive, position=world[0], quaternion=world[1],
+                            radius=radius, height=height, bodyMode="visual_only", collidable=False,
+                            visualOnly=True)
+        set_extra(record, "coppeliaType", kind)
+        return record
+
+    def read_joint(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        length = self.number(_path(node, "sizes"), "length", 0.15)
+        diameter = self.number(_path(node, "sizes"), "diameter", 0.02)
+        record = self._marker(node, path, world, "cylinder", diameter / 2, length, "joint")
+        jtype = (node.child_text("type") or "revolute").lower()
+        mode = node.child_text("mode") or "kinematic"
+        if jtype not in ("revolute", "prismatic", "spherical"):
+            self.error(node.find("type") or node, f"joint type {jtype!r}: expected revolute, prismatic or spherical")
+        angular = jtype != "prismatic"
+        unit = math.pi / 180 if angular else 1.0
+        set_extra(record, "jointType", jtype)
+        set_extra(record, "jointMode", mode)
+        lower = self.number(node, "minPosition")
+        span = self.number(node, "range")
+        if lower is not None:
+            set_extra(record, "jointLowerLimit", lower * unit)
+        if lower is not None and span is not None:
+            set_extra(record, "jointUpperLimit", (lower + span) * unit)
+        position = self.number(node, "position")
+        if position is not None:
+            set_extra(record, "jointPosition", position * unit)
+        cyclic = _path(node, "switches.cyclic")
+        if cyclic is not None:
+            set_extra(record, "jointCyclic", _flag(cyclic.text, False))
+        dynamics = node.find("dynamics")
+        if dynamics is not None:
+            for tag, key, scale in (("maxForce", "jointMaxForce", 1.0), ("upperVelocityLimit", "jointMaxVelocity", unit),
+                                    ("targetPosition", "jointTargetPosition", unit),
+                                    ("targetVelocity", "jointTargetVelocity", unit)):
+                value = self.number(dynamics, tag)
+                if value is not None:
+                    set_extra(record, key, value * scale)
+                    consumed.add(f"dynamics.{tag}")
+            for tag, key in (("motorEnabled", "jointMotorEnabled"), ("controlLoopEnabled", "jointControlLoopEnabled")):
+                switch = _path(dynamics, f"switches.{tag}")
+                if switch is not None:
+                    set_extra(record, key, _flag(switch.text, False))
+                    consumed.add(f"dynamics.switches.{tag}")
+        consumed.update({"type", "mode", "minPosition", "range", "position", "switches.cyclic", "sizes.length",
+                         "sizes.diameter"})
+        if not self.joint_warned and any(c.tag in OBJECT_TAGS for c in node.children):
+            self.warn(node, "joints are kept as visual-only markers with their settings; the bodies below a "
+                      "joint are not constrained to its parent")
+            self.joint_warned = True
+        return record, world, ()
+
+    def read_dummy(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        size = self.number(node, "size", 0.01)
+        consumed.add("size")
+        return self._marker(node, path, world, "sphere", size / 2, 1.0, "dummy"), world, ()
+
+    def read_camera(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        angle = self.number(node, "viewAngle") or self.number(node, "perspectiveAngle") or 60.0
+        near = self.number(_path(node, "clippingPlanes"), "near") or self.number(node, "nearClippingPlane") or 0.05
+        far = self.number(_path(node, "clippingPlanes"), "far") or self.number(node, "farClippingPlane") or 100.0
+        resolution = self.numbers(node, "resolution", 2, (1280, 720))
+        record = new_record("camera", path=path, position=world[0], quaternion=quat_mul(world[1], _CAMERA_FIX),
+                            verticalFov=min(175.0, max(1.0, angle)), near=near, far=far,
+                            width=int(resolution[0]), height=int(resolution[1]), renderMode="rgb", enabled=True)
+        main = node.find("mainCamera")
+        if main is not None:
+            set_extra(record, "coppeliaMainCamera", _flag(main.text, False))
+        consumed.update({"viewAngle", "perspectiveAngle", "clippingPlanes.near", "clippingPlanes.far",
+                         "nearClippingPlane", "farClippingPlane", "resolution", "mainCamera"})
+        return record, world, ()
+
+    def read_light(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        kind = (node.child_text("type") or "omni").lower()
+        if kind not in _LIGHT_TYPES:
+            self.error(node.find("type"), f"light type {kind!r}: expected omni, spot or directional")
+            kind = "omni"
+        direction = quat_rotate(world[1], (0.0, 0.0, 1.0))
+        record = new_record("light", path=path, direction=direction, intensity=1.0)
+        record.set("type", _LIGHT_TYPES[kind])
+        record.set("position", world[0])
+        record.set("quat", world[1])
+        color = self.numbers(_path(node, "color.light"), "ambientDiffuse", 3)
+        if color is not None:
+            record.set("color", tuple(v / 255.0 for v in color) + (1.0,))
+        specular = self.numbers(_path(node, "color.light"), "specular", 3)
+        if specular is not None:
+            record.set("specularColor", tuple(v / 255.0 for v in specular) + (1.0,))
+        cutoff = self.number(node, "spotCutoffAngle") or self.number(_path(node, "spot"), "cutoffAngle")
+        if cutoff is not None:
+            record.set("coneAngle", cutoff)
+        attenuation = node.find("attenuationFactors")
+        if attenuation is not None:
+            for tag, field in (("constant", "attenuationConstant"), ("linear", "attenuationLinear"),
+                               ("quadratic", "attenuationQuadratic")):
+                value = self.number(attenuation, tag)
+                if value is not None:
+                    record.set(field, value)
+                    consumed.add(f"attenuationFactors.{tag}")
+        active = _path(node, "switches.lightIsActive")
+        if active is not None:
+            record.set("visible", _flag(active.text, True))
+            consumed.add("switches.lightIsActive")
+        consumed.update({"type", "color.light.ambientDiffuse", "color.light.specular", "spotCutoffAngle",
+                         "spot.cutoffAngle"})
+        return record, world, ()
+
+    def _sensor(self, node: Node, path: str, world: tuple, parent, kind: str, coppelia_type: str, camera: bool):
+        if parent is not None:
+            local = relative(parent[1], world)
+            owner = parent[0].id
+        else:
+            local, owner = world, ""
+        rotation = quat_mul(local[1], _CAMERA_FIX) if camera else local[1]
+        record = new_record("sensor", path=path, kind=kind, parent=owner, position=local[0], quaternion=rotation)
+        set_extra(record, "coppeliaType", coppelia_type)
+        return record
+
+    def read_proximitySensor(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        record = self._sensor(node, path, world, parent, _PROXIMITY_KINDS, "proximitySensor", False)
+        set_extra(record, "proximityShape", node.child_text("type") or "ray")
+        volume = node.find("volume")
+        if volume is not None:
+            for tag, field in (("range", "farPlane"), ("smallestAllowedDistance", "nearPlane")):
+                value = self.number(volume, tag)
+                if value is not None:
+                    record.set(field, value)
+                    consumed.add(f"volume.{tag}")
+            angle = self.number(volume, "angle")
+            if angle is not None:
+                record.set("horizontalFov", angle)
+                consumed.add("volume.angle")
+        consumed.add("type")
+        return record, world, ()
+
+    def read_forceSensor(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        record = self._sensor(node, path, world, parent, "force_torque", "forceSensor", False)
+        return record, world, ()
+
+    def read_visionSensor(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
+        record = self._sensor(node, path, world, parent, "rgb", "visionSensor", True)
+        resolution = self.numbers(node, "resolution", 2)
+        if resolution is not None:
+            record.set("width", int(resolution[0]))
+            record.set("height", int(resolution[1]))
+            consumed.add("resolution")
+        angle = self.number(node, "perspectiveAngle") or self.number(node, "viewAngle")
+        if angle is not None:
+            record.set("verticalFov", angle)
+            consumed.update({"perspectiveAngle", "viewAngle"})
+        clipping = node.find("clippingPlanes")
+        if clipping is not None:
+            for tag, field in (("near", "nearPlane"), ("far", "farPlane")):
+                value = self.number(clipping, tag)
+                if value is not None:
+                    record.set(field, value)
+                    consumed.add(f"clippingPlanes.{tag}")
+        return record, world, ()
+
+
+def loads(text: str, path: str = "<string>") -> Scene:
+    """Read CoppeliaSim simple XML text (``path`` names it in errors and anchors relative files)."""
+    return _Reader(path).read(parse(text, path))
+
+
+def read(path: str) -> Scene:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
+    return loads(data.decode("utf-8", "replace"), path)
+
+
+# =========================================================================================================
+# Writing
+
+
+def _num(value: float) -> str:
+    return encode_number(float(value))
+
+
+def _vec(values) -> str:
+    return " ".join(_num(v) for v in values)
+
+
+class _CData(str):
+    """Text written as a CDATA section (scripts)."""
+
+
+class _Tree:
+    """Ordered element content: leaves (tag, text) and sub-trees, addressed by dotted paths."""
+
+    def __init__(self):
+        self.items: list[list] = []  # [tag, str | _Tree]
+
+    def _find(self, tag: str, index: int, create_leaf: bool):
+        seen = 0
+        for item in self.items:
+            if item[0] == tag:
+                seen += 1
+                if seen == index:
+                    return item
+        return None
+
+    def child(self, dotted: str) -> _Tree:
+        node = self
+        for part in dotted.split("."):
+            tag, _, n = part.partition("#")
+            index = int(n) if n else 1
+            item = node._find(tag, index, False)
+            while item is None:
+                node.items.append([tag, _Tree()])
+                item = node._find(tag, index, False)
+            if not isinstance(item[1], _Tree):
+                item[1] = _Tree()
+            node = item[1]
+        return node
+
+    def set(self, dotted: str, value: str, overwrite: bool = True) -> None:
+        parent, _, last = dotted.rpartition(".")
+        node = self.child(parent) if parent else self
+        tag, _, n = last.partition("#")
+        index = int(n) if n else 1
+        item = node._find(tag, index, True)
+        if item is not None:
+            if overwrite:
+                item[1] = value
+            return
+        while item is None:
+            node.items.append([tag, None])
+            item = node._find(tag, index, True)
+        item[1] = value
+
+    def emit(self, out: XmlWriter) -> None:
+        for tag, value in self.items:
+            if isinstance(value, _Tree):
+                out.open(tag)
+                value.emit(out)
+                out.close(tag)
+            elif isinstance(value, _CData):
+                out.cdata(tag, str(value))
+            else:
+                out.leaf(tag, "" if value is None else value)
+
+
+class _Writer:
+    NODE_TAGS = ("object", "compound", "terrain_region", "light", "camera", "sensor")
+    SILENT = {"raisim_engine_scene", "material", "group", "scene_graph", "asset_root", "compound_child",
+              "gravity", "time_step"}
+
+    def __init__(self, scene: Scene, path: str | None):
+        self.scene = scene
+        self.target_dir = os.path.dirname(os.path.abspath(path)) if path else scene.directory
+        self.out = XmlWriter("  ")
+        self.warnings: list[str] = []
+        self.dropped: dict[str, list[str]] = {}
+        self.written: set[int] = set()
+
+    def drop(self, record, why: str = "") -> None:
+        self.dropped.setdefault(record.tag + (f" ({why})" if why else ""), []).append(record_label(record))
+
+    def file_ref(self, ref: str) -> str:
+        absolute = ref if os.path.isabs(ref) else self.scene.resolve(ref)
+        try:
+            return os.path.relpath(absolute, self.target_dir).replace(os.sep, "/")
+        except ValueError:
+            return absolute
+
+    # -- structure --------------------------------------------------------------------------------------
+
+    def world_pose(self, record) -> tuple:
+        tag = record.tag
+        if tag in ("object", "compound"):
+            return tuple(record.get("position")), tuple(record.get("quaternion"))
+        if tag == "terrain_region":
+            heights = np.asarray(record.get("heights"), dtype=np.float64)
+            middle = (heights.min() + heights.max()) / 2 if heights.size else 0.0
+            cx, cy, cz = record.get("center")
+            return (cx, cy, cz + middle), IDENTITY
+        if tag == "light":
+            direction = record.get("direction")
+            rotation = record.get("quat") if "quat" in record.raw_keys else None
+            if rotation is None or not np.allclose(quat_rotate(rotation, (0, 0, 1)),
+                                                   np.asarray(direction) / (np.linalg.norm(direction) or 1.0),
+                                                   atol=1e-9):
+                rotation = quat_from_z_to(direction)
+            return tuple(record.get("position")), tuple(rotation)
+        if tag == "camera":
+            return tuple(record.get("position")), quat_mul(record.get("quaternion"), _conj(_CAMERA_FIX))
+        if tag == "sensor":
+            rotation = record.get("quaternion")
+            if record.get("kind") not in (_PROXIMITY_KINDS, "force_torque"):
+                rotation = quat_mul(rotation, _conj(_CAMERA_FIX))
+            local = (tuple(record.get("position")), tuple(rotation))
+            owner = self.scene.find(record.get("parent"))
+            if owner is not None and owner.tag in self.NODE_TAGS and owner is not record:
+                return compose(self.world_pose(owner), local)
+            return local
+        return ORIGIN, IDENTITY
+
+    def parent_node(self, record):
+        if record.tag == "sensor":
+            owner = self.scene.find(record.get("parent"))
+            if owner is not None and owner is not record and self.writable(owner):
+                return owner
+        parent = self.scene.parent_of(record)
+        if parent is not None and parent.tag != "group" and self.writable(parent):
+            return parent
+        return None
+
+    def writable(self, record) -> bool:
+        if record.tag not in self.NODE_TAGS:
+            return False
+        if record.tag == "sensor":
+            return record.get("kind") not in ("lidar", "imu")
+        return True
+
+    def write(self) -> str:
+        scene, out = self.scene, self.out
+        out.open("CoppeliaSim")
+        out.leaf("filetype", getattr(scene, "coppelia_filetype", "simpleScene") or "simpleScene")
+        out.leaf("xmlSerializationNb", "1")
+        if scene.of("gravity"):
+            out.open("dynamics")
+            out.leaf("gravity", _vec(scene.gravity))
+            out.close("dynamics")
+        if scene.of("time_step"):
+            out.open("simulation")
+            out.leaf("simulationTimeStep", _num(scene.time_step))
+            out.close("simulation")
+        children: dict[int, list] = {}
+        roots = []
+        for record in scene.records:
+            if not self.writable(record):
+                continue
+            parent = self.parent_node(record)
+            if parent is None:
+                roots.append(record)
+            else:
+                children.setdefault(id(parent), []).append(record)
+        self.children = children
+        for record in roots:
+            self.node(record, (ORIGIN, IDENTITY))
+        out.close("CoppeliaSim")
+        for record in scene.records:
+            if id(record) in self.written or record.tag in self.SILENT:
+                continue
+            self.drop(record)
+        self.warnings.extend(loss_warnings(FORMAT, self.dropped))
+        return out.text()
+
+    # -- one object --------------------------------------------------------------------------------------
+
+    def node(self, record, parent_world: tuple) -> None:
+        world = self.world_pose(record)
+        tag, tree = self.element(record, relative(parent_world, world))
+        if tag is None:
+            self.drop(record)
+            return
+        self.written.add(id(record))
+        for key in record.raw_keys:
+            if key.startswith("cs."):
+                tree.set(key[3:], extra_text(record, key), overwrite=False)
+        for kind in ("childScript", "customizationScript"):
+            text = extra_text(record, kind)
+            if text is not None:
+                tree.set(f"{kind}.scriptText", _CData(text))
+        self.out.open(tag)
+        tree.emit(self.out)
+        for child in self.children.get(id(record), ()):
+            self.node(child, world)
+        self.out.close(tag)
+
+    def common(self, record, local: tuple) -> _Tree:
+        tree = _Tree()
+        tree.set("common.alias", extra_text(record, "coppeliaAlias") or leaf_name(record.path))
+        tree.set("common.localFrame.position", _vec(local[0]))
+        tree.set("common.localFrame.euler", _vec(coppelia_euler_from_quat(local[1])))
+        return tree
+
+    def element(self, record, local: tuple):
+        tree = self.common(record, local)
+        kind = extra_text(record, "coppeliaType")
+        tag = record.tag
+        if tag == "object" and kind == "joint":
+            return "joint", self.joint(record, tree)
+        if tag == "object" and kind == "dummy":
+            tree.set("size", _num(2 * record.get("radius")))
+            return "dummy", tree
+        if tag in ("object", "compound"):
+            if not self.geometry(record, tree):
+                return None, tree
+            self.dynamics(record, tree)
+            return "shape", tree
+        if tag == "terrain_region":
+            return "shape", self.heightfield(record, tree)
+        if tag == "light":
+            return "light", self.light(record, tree)
+        if tag == "camera":
+            tree.set("viewAngle", _num(record.get("verticalFov")))
+            tree.set("clippingPlanes.near", _num(record.get("near")))
+            tree.set("clippingPlanes.far", _num(record.get("far")))
+            main = extra_flag(record, "coppeliaMainCamera")
+            if main is not None:
+                tree.set("mainCamera", "true" if main else "false")
+            return "camera", tree
+        if tag == "sensor":
+            return self.sensor(record, tree)
+        return None, tree
+
+    def color(self, tree: _Tree, prefix: str, material: str) -> None:
+        rgba = material_color(self.scene, material) if material and material != "engine_default" else None
+        if rgba is not None:
+            tree.set(f"{prefix}color.ambientDiffuse", _vec(v * 255.0 for v in rgba[:3]))
+
+    def primitive(self, tree: _Tree, prefix: str, record, primitive: str, size3, radius: float, height: float) -> bool:
+        mark = extra_text(record, "coppeliaPrimitive")
+        original = extra_vec(record, "coppeliaSize", 3)
+        if primitive == "box":
+            if mark == "plane":
+                size = original if original is not None and np.allclose(original[:2], size3[:2]) else (size3[0], size3[1], 0.0)
+                tree.set(f"{prefix}type", "plane")
+                tree.set(f"{prefix}size", _vec(size))
+            else:
+                tree.set(f"{prefix}type", "cuboid")
+                tree.set(f"{prefix}size", _vec(size3))
+        elif primitive == "sphere":
+            d = 2 * radius
+            size = original if mark == "sphere" and original is not None and math.isclose(original[0], d) else (d, d, d)
+            tree.set(f"{prefix}type", "sphere")
+            tree.set(f"{prefix}size", _vec(size))
+        elif primitive == "cylinder":
+            d = 2 * radius
+            kind = mark if mark in ("cone", "disc") else "cylinder"
+            size = (d, d, 0.0 if kind == "disc" else height)
+            if kind == "disc" and original is not None and math.isclose(original[0], d):
+                size = original
+            tree.set(f"{prefix}type", kind)
+            tree.set(f"{prefix}size", _vec(size))
+        else:
+            return False
+        return True
+
+    def geometry(self, record, tree: _Tree) -> bool:
+        if record.tag == "compound":
+            return self.compound(record, tree)
+        primitive = record.get("primitive")
+        sx, sy, sz = record.get("scale")
+        radius, height = record.get("radius"), record.get("height")
+        if primitive == "mesh":
+            mesh = record.get("renderMeshPath") or record.get("mesh")
+            vertices = extra_list(record, "meshVertices")
+            if mesh:
+                tree.set("mesh.fileName", self.file_ref(mesh))
+            elif vertices.size:
+                tree.set("mesh.vertices", _vec(vertices))
+                tree.set("mesh.indices", " ".join(str(int(i)) for i in extra_list(record, "meshIndices")))
+            else:
+                return False
+            if (sx, sy, sz) != (1.0, 1.0, 1.0):
+                self.warnings.append(f"{record.path}: coppelia_xml meshes have no scale; {(sx, sy, sz)} dropped")
+            self.color(tree, "mesh.", record.get("material"))
+            return True
+        if primitive == "ground":
+            tree.set("primitive.type", "plane")
+            tree.set("primitive.size", _vec((sx, sy, 0.0)))
+            self.warnings.append(f"{record.path}: the infinite ground is written as a {sx} x {sy} m plane")
+            self.color(tree, "primitive.", record.get("material"))
+            return True
+        if primitive == "capsule":
+            self.warnings.append(f"{record.path}: a capsule is written as a compound of a cylinder and two spheres")
+            r, h = radius * sx, height * sz
+            tree.set("compound.primitive.type", "cylinder")
+            tree.set("compound.primitive.size", _vec((2 * r, 2 * r, h)))
+            for i, z in ((2, h / 2), (3, -h / 2)):
+                tree.set(f"compound.primitive#{i}.type", "sphere")
+                tree.set(f"compound.primitive#{i}.size", _vec((2 * r, 2 * r, 2 * r)))
+                tree.set(f"compound.primitive#{i}.localFrame.position", _vec((0.0, 0.0, z)))
+            return True
+        if primitive == "box":
+            size = (sx, sy, sz)
+        else:
+            size = (0, 0, 0)
+            radius, height = radius * sx, height * sz
+        ok = self.primitive(tree, "primitive.", record, primitive, size, radius, height)
+        self.color(tree, "primitive.", record.get("material"))
+        return ok
+
+    def compound(self, record, tree: _Tree) -> bool:
+        parts = [c for c in self.scene.of("compound_child") if c.get("compound") in (record.path, record.id)]
+        n = 0
+        for part in parts:
+            primitive = part.get("primitive")
+            sx, sy, sz = part.get("scale")
+            sub = f"compound.{'primitive' if primitive != 'mesh' else 'mesh'}"
+            count = sum(1 for item in tree.child("compound").items if item[0] == sub.split(".")[1]) + 1
+            prefix = f"{sub}#{count}." if count > 1 else f"{sub}."
+            if primitive == "mesh":
+                mesh = extra_text(part, "mesh")
+                if not mesh:
+                    self.drop(part, "mesh part without a file")
+                    continue
+                tree.set(prefix + "fileName", self.file_ref(mesh))
+            else:
+                size = tuple(v * s for v, s in zip(part.get("size"), (sx, sy, sz)))
+                if not self.primitive(tree, prefix, part, primitive, size, part.get("radius") * sx, part.get("height") * sz):
+                    self.drop(part, f"{primitive} part")
+                    continue
+            tree.set(prefix + "localFrame.position", _vec(part.get("position")))
+            tree.set(prefix + "localFrame.euler", _vec(coppelia_euler_from_quat(part.get("quaternion"))))
+            self.color(tree, prefix, part.get("material"))
+            for key in part.raw_keys:
+                if key.startswith("cs.primitive.") or key.startswith("cs.mesh."):
+                    rest = key.split(".", 2)[2]
+                    tree.set(prefix + rest, extra_text(part, key), overwrite=False)
+            self.written.add(id(part))
+            n += 1
+        return n > 0
+
+    def dynamics(self, record, tree: _Tree) -> None:
+        mode = record.get("bodyMode")
+        visual = mode == "visual_only" or not record.get("collidable")
+        if mode == "kinematic":
+            self.warnings.append(f"{record.path}: coppelia_xml has no kinematic bodies; written static")
+        mass = record.get("mass")
+        if mode == "dynamic" and not visual and mass <= 0:
+            self.warnings.append(f"{record.path}: a dynamic shape needs a positive mass; {mass} written as 1")
+            mass = 1.0
+        tree.set("dynamics.mass", _num(mass))
+        diagonal = extra_vec(record, "inertiaDiagonal", 3)
+        if extra_flag(record, "customInertia", record.tag == "compound" and diagonal is not None) and diagonal:
+            off = extra_vec(record, "inertiaOffDiagonal", 3, (0.0, 0.0, 0.0))
+            tensor = np.array([[diagonal[0], off[0], off[1]], [off[0], diagonal[1], off[2]],
+                               [off[1], off[2], diagonal[2]]])
+            if any(off):
+                values, vectors = np.linalg.eigh(tensor)
+                if np.linalg.det(vectors) < 0:
+                    vectors[:, 0] = -vectors[:, 0]
+                rotation = quat_from_matrix(vectors)
+            else:
+                values, rotation = np.asarray(diagonal, dtype=float), IDENTITY
+            com = extra_vec(record, "centerOfMass", 3, (0.0, 0.0, 0.0))
+            tree.set("dynamics.localInertiaFrame.position", _vec(com))
+            tree.set("dynamics.localInertiaFrame.euler", _vec(coppelia_euler_from_quat(rotation)))
+            tree.set("dynamics.principalMomentOfInertia", _vec(values / max(record.get("mass"), 1e-300)))
+        tree.set("dynamics.switches.static", "false" if mode == "dynamic" and not visual else "true")
+        respondable = not visual and record.get("collisionMask") != 0
+        tree.set("dynamics.switches.respondable", "true" if respondable else "false")
+        friction = extra_number(record, "friction")
+        if friction is not None:
+            tree.set("dynamics.material.engines.bullet.friction", _num(friction))
+
+    def heightfield(self, record, tree: _Tree) -> _Tree:
+        xs, ys = record.get("xSamples"), record.get("ySamples")
+        heights = np.asarray(record.get("heights"), dtype=np.float64)
+        if heights.size == 0:
+            heights = np.zeros(xs * ys)
+        step_x, step_y = record.get("xSize") / (xs - 1), record.get("ySize") / (ys - 1)
+        if not math.isclose(step_x, step_y, rel_tol=1e-9):
+            self.warnings.append(f"{record.path}: coppelia_xml height fields have one grid step; "
+                                 f"x step {step_x} used for y ({step_y})")
+        tree.set("heightfield.size", f"{xs} {ys}")
+        tree.set("heightfield.data", _vec(heights))
+        tree.set("heightfield.gridStep", _num(step_x))
+        self.color(tree, "heightfield.", record.get("material"))
+        tree.set("dynamics.switches.static", "true")
+        tree.set("dynamics.switches.respondable", "true")
+        return tree
+
+    def joint(self, record, tree: _Tree) -> _Tree:
+        jtype = extra_text(record, "jointType") or "revolute"
+        unit = 180 / math.pi if jtype != "prismatic" else 1.0
+        tree.set("type", jtype)
+        tree.set("mode", extra_text(record, "jointMode") or "kinematic")
+        lower, upper = extra_number(record, "jointLowerLimit"), extra_number(record, "jointUpperLimit")
+        if lower is not None:
+            tree.set("minPosition", _num(lower * unit))
+            if upper is not None:
+                tree.set("range", _num((upper - lower) * unit))
+        position = extra_number(record, "jointPosition")
+        if position is not None:
+            tree.set("position", _num(position * unit))
+        cyclic = extra_flag(record, "jointCyclic")
+        if cyclic is not None:
+            tree.set("switches.cyclic", "true" if cyclic else "false")
+        tree.set("sizes.length", _num(record.get("height")))
+        tree.set("sizes.diameter", _num(2 * record.get("radius")))
+        for tag, key, scale in (("maxForce", "jointMaxForce", 1.0), ("upperVelocityLimit", "jointMaxVelocity", unit),
+                                ("targetPosition", "jointTargetPosition", unit),
+                                ("targetVelocity", "jointTargetVelocity", unit)):
+            value = extra_number(record, key)
+            if value is not None:
+                tree.set(f"dynamics.{tag}", _num(value * scale))
+        for tag, key in (("motorEnabled", "jointMotorEnabled"), ("controlLoopEnabled", "jointControlLoopEnabled")):
+            value = extra_flag(record, key)
+            if value is not None:
+                tree.set(f"dynamics.switches.{tag}", "true" if value else "false")
+        return tree
+
+    def light(self, record, tree: _Tree) -> _Tree:
+        kind = {"point": "omni", "spot": "spot", "directional": "directional"}.get(record.get("type"))
+        if kind is None:
+            self.warnings.append(f"{record.path}: a {record.get('type')} light is written as an omni light")
+            kind = "omni"
+        tree.set("type", kind)
+        tree.set("color.light.ambientDiffuse", _vec(v * 255.0 for v in record.get("color")[:3]))
+        tree.set("color.light.specular", _vec(v * 255.0 for v in record.get("specularColor")[:3]))
+        if kind == "spot":
+            tree.set("spotCutoffAngle", _num(record.get("coneAngle")))
+        tree.set("attenuationFactors.constant", _num(record.get("attenuationConstant")))
+        tree.set("attenuationFactors.linear", _num(record.get("attenuationLinear")))
+        tree.set("attenuationFactors.quadratic", _num(record.get("attenuationQuadratic")))
+        tree.set("switches.lightIsActive", "true" if record.get("visible") else "false")
+        return tree
+
+    def sensor(self, record, tree: _Tree):
+        kind = record.get("kind")
+        if kind == _PROXIMITY_KINDS:
+            tree.set("type", extra_text(record, "proximityShape") or "ray")
+            tree.set("volume.range", _num(record.get("farPlane")))
+            tree.set("volume.smallestAllowedDistance", _num(record.get("nearPlane")))
+            if "horizontalFov" in record.raw_keys:
+                tree.set("volume.angle", _num(record.get("horizontalFov")))
+            return "proximitySensor", tree
+        if kind == "force_torque":
+            return "forceSensor", tree
+        tree.set("resolution", f"{record.get('width')} {record.get('height')}")
+        tree.set("perspectiveAngle", _num(record.get("verticalFov")))
+        tree.set("clippingPlanes.near", _num(record.get("nearPlane")))
+        tree.set("clippingPlanes.far", _num(record.get("farPlane")))
+        return "visionSensor", tree
+
+
+def _conj(q):
+    return (q[0], -q[1], -q[2], -q[3])
+
+
+def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
+    """(XML text, warnings about what the file cannot hold). ``path`` anchors relative mesh paths."""
+    writer = _Writer(scene, path)
+    text = writer.write()
+    return text, writer.warnings
+
+
+def write(scene: Scene, path: str) -> list[str]:
+    text, warnings = dumps(scene, path)
+    write_text_atomic(path, text)
+    return warnings

@@ -1,0 +1,134 @@
+"""JSON with comments (JSONC): ``//`` and ``/* */`` comments outside strings and trailing commas.
+
+``loads`` keeps the position of every object: objects come back as ``JsonObject`` (a ``dict``) whose
+``line`` is the 1-based line of its ``{``, so that errors about a value can name ``file:line``. Comments are
+replaced by spaces (newlines kept), so JSON syntax errors also report the right line.
+"""
+from __future__ import annotations
+
+import json
+import json.decoder
+import math
+import json.scanner
+
+from ..model import Diagnostic, FormatError
+
+__all__ = ["JsonObject", "dumps", "load", "loads", "strip_comments"]
+
+
+class JsonObject(dict):
+    """A JSON object that remembers the line it starts on (0 if unknown)."""
+
+    line = 0
+
+
+def strip_comments(text: str) -> str:
+    """Blank out comments and trailing commas, keeping every newline and every string intact."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    last_significant = -1  # index in ``out`` of the last character that is not white space
+    while i < n:
+        c = text[i]
+        if in_string:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if c == '"':
+                in_string = False
+                last_significant = len(out) - 1
+            i += 1
+            continue
+        if c == '"':
+            in_string = True
+            out.append(c)
+            i += 1
+            continue
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(" " * (end - i))
+            i = end
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:end]))
+            i = end
+            continue
+        if c in "}]" and last_significant >= 0 and out[last_significant] == ",":
+            out[last_significant] = " "  # a trailing comma
+        out.append(c)
+        if not c.isspace():
+            last_significant = len(out) - 1
+        i += 1
+    return "".join(out)
+
+
+def _decoder(text: str) -> json.JSONDecoder:
+    line_of = _LineIndex(text)
+
+    def parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+        start = s_and_end[1] - 1
+        value, end = json.decoder.JSONObject(s_and_end, strict, scan_once, None, JsonObject, memo)
+        value.line = line_of(start)
+        return value, end
+
+    decoder = json.JSONDecoder()
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)
+    return decoder
+
+
+class _LineIndex:
+    def __init__(self, text: str):
+        import bisect
+        self._bisect = bisect.bisect_right
+        self.newlines = [i for i, c in enumerate(text) if c == "\n"]
+
+    def __call__(self, pos: int) -> int:
+        return self._bisect(self.newlines, pos - 1) + 1 if pos > 0 else 1
+
+
+def loads(text: str, path: str = "<string>"):
+    """Parse JSONC text. Raises ``FormatError`` naming the line of a syntax error."""
+    text = text.removeprefix("\ufeff")
+    clean = strip_comments(text)
+    try:
+        value = _decoder(clean).decode(clean)
+    except json.JSONDecodeError as exc:
+        raise FormatError(Diagnostic(path, exc.lineno, "", f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    except RecursionError:
+        raise FormatError(Diagnostic(path, 0, "", "JSON nested too deeply")) from None
+    _check_numbers(value, path, 1)
+    return value
+
+
+def _check_numbers(value, path: str, line: int) -> None:
+    """Reject NaN, infinities and integers beyond 64 bits (Python's json accepts them)."""
+    if isinstance(value, dict):
+        line = getattr(value, "line", line) or line
+        for item in value.values():
+            _check_numbers(item, path, line)
+    elif isinstance(value, list):
+        for item in value:
+            _check_numbers(item, path, line)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise FormatError(Diagnostic(path, line, "", f"number {value!r} is not finite"))
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+        raise FormatError(Diagnostic(path, line, "", f"integer {value} is out of range"))
+
+
+def load(path: str):
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
+    return loads(data.decode("utf-8", "replace"), path)
+
+
+def dumps(value, indent: int = 2) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False) + "\n"

@@ -1,0 +1,261 @@
+"""Template expansion of RaiSim world XML: ``include``, ``params``/``@@name``, ``array`` loops, ``{math}``,
+``exist`` and ``[THIS_DIR]``.
+
+Order of expansion (each step works on the result of the one before):
+
+1. ``<include value="file"/>`` (also ``file=``) under the root is replaced by the children of the included
+   file's root, recursively; a cycle is an error. ``[THIS_DIR]`` is the directory of the file that holds
+   the reference.
+2. ``<params>`` children (``<name value="..."/>``) anywhere under the root define parameters; values given
+   by the caller override them. A parameter may refer to others.
+3. ``<array idx="@@i" start=".." end=".." increment="..">`` repeats its children for ``i = start,
+   start + increment, ...`` while ``i < end`` (end excluded), substituting ``@@i`` in each copy; arrays
+   nest. The bounds may use parameters and ``{math}`` and must be integers.
+4. Every remaining ``@@name`` is replaced by its parameter. An undefined parameter is reported once as a
+   warning and reads as ``0``, so templated worlds whose parameters come from C++ still load.
+5. ``{expr}`` in attribute values is evaluated by ``xml_expr`` (never ``eval``).
+6. An element whose ``exist`` attribute is false (``false``, ``0`` or a zero number) is removed.
+
+Errors carry the file and line of the element; they are collected in ``errors`` and the expanded tree is
+returned so that the caller can report everything at once.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from ..model import Diagnostic, FormatError
+from .xml_expr import ExprError, expand_braces, format_number
+from .xmltree import Node, parse_file
+
+__all__ = ["MAX_ITERATIONS", "expand", "this_dir"]
+
+MAX_ITERATIONS = 1_000_000  # total array iterations per file, against runaway loops
+_PARAM = re.compile(r"@@([A-Za-z_][A-Za-z0-9_]*)")
+_TRUE = {"true", "yes", "on"}
+_FALSE = {"false", "no", "off"}
+
+
+def this_dir(node: Node) -> str:
+    return os.path.dirname(os.path.abspath(node.file)) if node.file and not node.file.startswith("<") else os.getcwd()
+
+
+def substitute_this_dir(value: str, node: Node) -> str:
+    if "[THIS_DIR]" not in value:
+        return value
+    return value.replace("[THIS_DIR]", this_dir(node).replace(os.sep, "/"))
+
+
+class _Expander:
+    def __init__(self, params: dict[str, str] | None, errors: list[Diagnostic], warnings: list[Diagnostic]):
+        self.user_params = {k: str(v) for k, v in (params or {}).items()}
+        self.params: dict[str, str] = {}
+        self.errors = errors
+        self.warnings = warnings
+        self.undefined: set[str] = set()
+        self.iterations = 0
+
+    def error(self, node: Node, message: str) -> None:
+        self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
+
+    # -- 1. includes ---------------------------------------------------------------------------------
+
+    def includes(self, node: Node, stack: tuple[str, ...]) -> None:
+        out: list[Node] = []
+        for child in node.children:
+            if child.tag != "include":
+                self.includes(child, stack)
+                out.append(child)
+                continue
+            ref = child.get("value") or child.get("file") or child.get("path")
+            if not ref:
+                self.error(child, "<include> needs a value attribute naming the file")
+                continue
+            ref = substitute_this_dir(self._substitute(ref, child, dict(self.user_params)), child)
+            target = ref if os.path.isabs(ref) else os.path.join(this_dir(child), ref)
+            target = os.path.normpath(target)
+            if target in stack:
+                self.error(child, f"include cycle: {target} includes itself")
+                continue
+            if not os.path.isfile(target):
+                self.error(child, f"included file not found: {target}")
+                continue
+            try:
+                included = parse_file(target)
+            except FormatError as exc:  # reported with the included file's own lines
+                self.errors.extend(exc.diagnostics)
+                continue
+            self.includes(included, stack + (target,))
+            out.extend(included.children)
+        node.children = out
+
+    # -- 2. params ------------------------------------------------------------------------------------
+
+    def collect_params(self, node: Node) -> None:
+        out = []
+        for child in node.children:
+            if child.tag == "params":
+                for param in child.children:
+                    value = param.get("value")
+                    if value is None:
+                        value = param.text.strip()
+                    self.params[param.tag] = value
+                continue
+            self.collect_params(child)
+            out.append(child)
+        node.children = out
+        if node is self.root:
+            self.params.update(self.user_params)
+
+    def _lookup(self, name: str, scope: dict[str, str], depth: int = 0) -> str | None:
+        if name in scope:
+            return scope[name]
+        if name not in self.params:
+            return None
+        value = self.params[name]
+        if "@@" in value and depth < 32:
+            value = self._replace_known(value, scope, depth + 1)
+        return value
+
+    def _replace_known(self, value: str, scope: dict[str, str], depth: int = 0) -> str:
+        """Literal replacement of every known ``@@name``, longest names first (as RaiSim replaces text)."""
+        for name in sorted(set(scope) | set(self.params), key=len, reverse=True):
+            token = "@@" + name
+            if token in value:
+                value = value.replace(token, self._lookup(name, scope, depth) or "")
+                if "@@" not in value:
+                    break
+        return value
+
+    def _substitute(self, value: str, node: Node, scope: dict[str, str], strict: bool = False) -> str:
+        if "@@" not in value:
+            return value
+        value = self._replace_known(value, scope)
+        if not strict or "@@" not in value:
+            return value
+
+        def undefined(match: re.Match) -> str:
+            name = match.group(1)
+            if name not in self.undefined:
+                self.undefined.add(name)
+                self.warnings.append(Diagnostic(node.file, node.line, node.tag,
+                                                f"parameter @@{name} is not defined: read as 0", "warning"))
+            return "0"
+
+        return _PARAM.sub(undefined, value)
+
+    # -- 3. arrays -------------------------------------------------------------------------------------
+
+    def _bound(self, node: Node, name: str, scope: dict[str, str]) -> int | None:
+        raw = node.get(name)
+        if raw is None:
+            self.error(node, f"<array> needs the attribute {name!r}")
+            return None
+        text = self._substitute(raw, node, scope, strict=True)
+        try:
+            value = float(expand_braces(text))
+        except (ExprError, ValueError):
+            self.error(node, f"<array> {name}={raw!r} is not a number")
+            return None
+        if not value.is_integer():
+            self.error(node, f"<array> {name}={raw!r} must be an integer, got {format_number(value)}")
+            return None
+        return int(value)
+
+    def arrays(self, node: Node, scope: dict[str, str]) -> None:
+        out: list[Node] = []
+        for child in node.children:
+            if child.tag != "array":
+                self._substitute_loop_vars(child, scope)
+                self.arrays(child, scope)
+                out.append(child)
+                continue
+            out.extend(self._unroll(child, scope))
+        node.children = out
+
+    def _unroll(self, array: Node, scope: dict[str, str]) -> list[Node]:
+        var = (array.get("idx") or "").strip()
+        var = var.removeprefix("@@")
+        if not _PARAM.fullmatch("@@" + var):
+            self.error(array, f"<array> idx={array.get('idx')!r} must name a variable such as '@@idx'")
+            return []
+        start, end, step = (self._bound(array, n, scope) for n in ("start", "end", "increment"))
+        if None in (start, end, step):
+            return []
+        if step == 0 or (step < 0 and start < end):
+            self.error(array, f"<array> increment={step} never reaches end={end} from start={start}")
+            return []
+        result: list[Node] = []
+        i = start
+        while (i < end) if step > 0 else (i > end):
+            self.iterations += 1
+            if self.iterations > MAX_ITERATIONS:
+                self.error(array, f"more than {MAX_ITERATIONS} array iterations")
+                return result
+            inner = dict(scope)
+            inner[var] = str(i)
+            body = Node(array.tag, {}, array.file, array.line)
+            body.children = [c.copy() for c in array.children]
+            self.arrays(body, inner)
+            result.extend(body.children)
+            i += step
+        return result
+
+    def _substitute_loop_vars(self, node: Node, scope: dict[str, str]) -> None:
+        if not scope:
+            return
+        names = sorted(scope, key=len, reverse=True)
+        for key, value in node.attrib.items():
+            for name in names:
+                if "@@" + name in value:
+                    value = value.replace("@@" + name, scope[name])
+            node.attrib[key] = value
+
+    # -- 4-6. parameters, math, exist -------------------------------------------------------------------
+
+    def finish(self, node: Node) -> None:
+        out = []
+        for child in node.children:
+            for key, value in list(child.attrib.items()):
+                value = self._substitute(value, child, {}, strict=True)
+                value = substitute_this_dir(value, child)
+                if "{" in value or "}" in value:
+                    try:
+                        value = expand_braces(value)
+                    except ExprError as exc:
+                        self.error(child, f"attribute {key}: {exc}")
+                child.attrib[key] = value
+            exist = child.attrib.pop("exist", None)
+            if exist is not None and not self._truth(child, exist):
+                continue
+            self.finish(child)
+            out.append(child)
+        node.children = out
+
+    def _truth(self, node: Node, value: str) -> bool:
+        low = value.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        try:
+            return float(low) != 0.0
+        except ValueError:
+            self.error(node, f"exist={value!r} is neither a flag nor a number")
+            return True
+
+    def run(self, root: Node) -> Node:
+        self.root = root
+        self.includes(root, (os.path.normpath(os.path.abspath(root.file)),) if root.file else ())
+        self.collect_params(root)
+        self.arrays(root, {})
+        self.finish(root)
+        return root
+
+
+def expand(root: Node, params: dict[str, str] | None = None, errors: list[Diagnostic] | None = None,
+           warnings: list[Diagnostic] | None = None) -> Node:
+    """Expand the templates of ``root`` in place and return it (see the module doc for the rules)."""
+    errors = errors if errors is not None else []
+    warnings = warnings if warnings is not None else []
+    return _Expander(params, errors, warnings).run(root)

@@ -1,0 +1,169 @@
+"""A small XML element tree that remembers the file and line of every element, and an XML writer.
+
+``xml.etree`` does not keep line numbers, and error messages must name ``file:line``. ``parse`` builds
+``Node`` trees with expat directly. Text before the XML declaration (some real RaiSim files start with
+blank lines or stray text) is blanked out before parsing, keeping line numbers right.
+"""
+from __future__ import annotations
+
+import re
+import xml.parsers.expat
+from collections.abc import Iterator
+from xml.sax.saxutils import escape, quoteattr
+
+from ..model import Diagnostic, FormatError
+
+__all__ = ["Node", "XmlWriter", "parse", "parse_file"]
+
+
+class Node:
+    """One element: ``tag``, ``attrib`` (ordered), ``children``, ``text`` (as written) and its origin."""
+
+    __slots__ = ("attrib", "children", "file", "line", "tag", "text")
+
+    def __init__(self, tag: str, attrib: dict[str, str] | None = None, file: str = "", line: int = 0):
+        self.tag = tag
+        self.attrib: dict[str, str] = dict(attrib or {})
+        self.children: list[Node] = []
+        self.text = ""
+        self.file = file
+        self.line = line
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self.attrib.get(name, default)
+
+    def find(self, tag: str) -> Node | None:
+        return next((c for c in self.children if c.tag == tag), None)
+
+    def findall(self, tag: str) -> list[Node]:
+        return [c for c in self.children if c.tag == tag]
+
+    def child_text(self, tag: str, default: str | None = None) -> str | None:
+        node = self.find(tag)
+        return node.text.strip() if node is not None else default
+
+    def iter(self) -> Iterator[Node]:
+        yield self
+        for child in self.children:
+            yield from child.iter()
+
+    def copy(self) -> Node:
+        """A deep copy (the template expander rewrites copies of a loop body)."""
+        node = Node(self.tag, self.attrib, self.file, self.line)
+        node.text = self.text
+        node.children = [c.copy() for c in self.children]
+        return node
+
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def __repr__(self) -> str:
+        return f"<Node {self.tag} {self.where()}>"
+
+
+_DECLARATION = re.compile(r"<\?xml[^>]*\?>")
+
+
+def _blank(text: str) -> str:
+    """Same line structure, no content (keeps expat's line numbers)."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def prepare(text: str) -> str:
+    """Blank out a BOM, anything before the first markup, and the XML declaration wherever it is."""
+    text = text.removeprefix("\ufeff")
+    match = _DECLARATION.search(text)
+    if match:
+        text = _blank(text[:match.end()]) + text[match.end():]
+    first = text.find("<")
+    if first > 0:
+        text = _blank(text[:first]) + text[first:]
+    return text
+
+
+def parse(text: str, path: str = "<string>") -> Node:
+    """Parse XML text into a ``Node`` tree. Raises ``FormatError`` with the line of a syntax error."""
+    parser = xml.parsers.expat.ParserCreate()
+    root: list[Node] = []
+    stack: list[Node] = []
+    texts: list[list[str]] = []
+
+    def start(tag, attrs):
+        node = Node(tag, attrs, path, parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(node)
+        else:
+            root.append(node)
+        stack.append(node)
+        texts.append([])
+
+    def end(tag):
+        node = stack.pop()
+        node.text = "".join(texts.pop())
+
+    def data(chunk):
+        if texts:
+            texts[-1].append(chunk)
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = data
+    parser.ordered_attributes = False
+    try:
+        parser.Parse(prepare(text), True)
+    except xml.parsers.expat.ExpatError as exc:
+        tag = stack[-1].tag if stack else ""
+        message = xml.parsers.expat.ErrorString(exc.code)
+        raise FormatError(Diagnostic(path, exc.lineno, tag, f"XML syntax error: {message} (column {exc.offset + 1})")) from None
+    if not root:
+        raise FormatError(Diagnostic(path, 0, "", "no XML root element"))
+    return root[0]
+
+
+def parse_file(path: str) -> Node:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
+    return parse(data.decode("utf-8", "replace"), path)
+
+
+class XmlWriter:
+    """Writes indented XML: ``open``/``close`` elements, ``leaf`` elements with text, ``empty`` elements."""
+
+    def __init__(self, indent: str = "  "):
+        self.lines: list[str] = []
+        self.depth = 0
+        self.indent = indent
+
+    @staticmethod
+    def _attrs(attrib: dict | None) -> str:
+        if not attrib:
+            return ""
+        return "".join(f" {k}={quoteattr(str(v))}" for k, v in attrib.items() if v is not None)
+
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent * self.depth + text)
+
+    def open(self, tag: str, attrib: dict | None = None) -> None:
+        self.line(f"<{tag}{self._attrs(attrib)}>")
+        self.depth += 1
+
+    def close(self, tag: str) -> None:
+        self.depth -= 1
+        self.line(f"</{tag}>")
+
+    def empty(self, tag: str, attrib: dict | None = None) -> None:
+        self.line(f"<{tag}{self._attrs(attrib)}/>")
+
+    def leaf(self, tag: str, text, attrib: dict | None = None) -> None:
+        self.line(f"<{tag}{self._attrs(attrib)}>{escape(str(text))}</{tag}>")
+
+    def cdata(self, tag: str, text: str) -> None:
+        safe = text.replace("]]>", "]]]]><![CDATA[>")
+        self.line(f"<{tag}><![CDATA[{safe}]]></{tag}>")
+
+    def text(self, declaration: bool = True) -> str:
+        head = ['<?xml version="1.0" encoding="UTF-8"?>'] if declaration else []
+        return "\n".join(head + self.lines) + "\n"

@@ -1,0 +1,499 @@
+"""The World: steps a Model's State (rigid bodies, wires, granular particles, cloth).
+
+One ``step()``:
+
+1. kinematic bodies take the velocity that reaches their next pose (``set_kinematic_pose``);
+2. gravity and external forces act on awake dynamic bodies (semi-implicit Euler);
+3. broadphase (sweep-and-prune) and narrowphase give contacts, including speculative ones;
+4. contacts and wires become constraint rows, warm-started from the previous step's impulses;
+5. projected Gauss-Seidel solves velocities (Coulomb friction with static friction below its velocity
+   threshold, restitution above its threshold); a second pass removes penetration with pseudo
+   velocities (split impulse, ERP) that do not add energy;
+6. positions and orientations integrate; islands that stayed quiet fall asleep;
+7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .broadphase import candidate_pairs, compute_aabbs
+from .build import build
+from .cloth import Cloth
+from .granular import Granular
+from .mathutil import (quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize, quat_rotate,
+                       quat_rotate_inv, quat_to_matrix, tangent_basis)
+from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
+from .narrowphase import Frames, collide
+from .solver import Rows, color_rows, jacobians, order_by_color, solve, warm_start
+
+MAX_MANIFOLD = 4  # contact points kept per pair for primitives and polytopes (at most maxContactsPerPair)
+WARM_MATCH = 0.02  # contacts within this distance (m, in body A's frame) inherit last step's impulses
+
+
+class World:
+    """A simulated world. ``World.from_scene(scene)``; ``step()``; ``state``."""
+
+    def __init__(self, model: Model, state: State):
+        self.model = model
+        self.state = state
+        m = model
+        self.dynamic = m.body_mode == DYNAMIC
+        self.kinematic = m.body_mode == KINEMATIC
+        self._index = {name: i for i, name in enumerate(m.body_name)}
+        self._kin_target: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._forward = m.solver.forward_first
+        self._cache_key = np.zeros(0, dtype=np.int64)
+        self._cache_local = np.zeros((0, 3))
+        self._cache_impulse = np.zeros((0, 3))
+        self._wire_lam = np.zeros((0, 3))
+        self._touching: set = set()
+        self._island = np.full(m.num_bodies, -1, dtype=np.int64)
+        self._static_geom = (m.body_mode == STATIC)[m.geom_body]
+        self._static_poly: dict = {}
+        self.external_force = np.zeros((m.num_bodies, 3))
+        self.external_torque = np.zeros((m.num_bodies, 3))
+        self.events: list[dict] = []  # contact-begin events since the last clear
+        self.contacts = None  # the last step's contacts (dict of arrays)
+        self.last_iterations = 0
+        self.step_count = 0
+        self._granular = [Granular(spec, m) for spec in m.granular]
+        self._cloth = [Cloth(spec, m) for spec in m.cloth]
+
+    @classmethod
+    def from_scene(cls, scene, *, dt: float | None = None) -> "World":
+        """Build a world from a ``Scene`` (optionally with another time step)."""
+        model, state = build(scene, dt=dt)
+        return cls(model, state)
+
+    # -- API ----------------------------------------------------------------------------------------------
+    @property
+    def dt(self) -> float:
+        return self.model.dt
+
+    @property
+    def time(self) -> float:
+        return self.state.time
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self._index[name]
+        except KeyError:
+            raise KeyError(f"no body named {name!r}") from None
+
+    def set_kinematic_pose(self, name: str, pos, quat=None) -> None:
+        """Move kinematic body ``name`` to this pose (record frame) over the next step."""
+        i = self.body_index(name)
+        if self.model.body_mode[i] != KINEMATIC:
+            raise ValueError(f"{name!r} is not a kinematic body")
+        q = self.state.quaternion[i] if quat is None else quat_normalize(np.asarray(quat, float))
+        com = np.asarray(pos, float) + quat_rotate(q, self.model.body_com[i])
+        self._kin_target[i] = (com, q)
+
+    def set_kinematic_velocity(self, name: str, linear, angular=(0.0, 0.0, 0.0)) -> None:
+        i = self.body_index(name)
+        if self.model.body_mode[i] != KINEMATIC:
+            raise ValueError(f"{name!r} is not a kinematic body")
+        self.state.linear_velocity[i] = linear
+        self.state.angular_velocity[i] = angular
+        self._kin_target.pop(i, None)
+
+    def set_velocity(self, name: str, linear, angular=None) -> None:
+        """Set a body's velocity (wakes it)."""
+        i = self.body_index(name)
+        self.state.linear_velocity[i] = linear
+        if angular is not None:
+            self.state.angular_velocity[i] = angular
+        self.wake(i)
+
+    def wake(self, i: int | None = None) -> None:
+        s = self.state
+        if i is None:
+            s.sleeping[:] = False
+            s.quiet_steps[:] = 0
+            return
+        isl = self._island[i]
+        group = (self._island == isl) if isl >= 0 else (np.arange(len(s.sleeping)) == i)
+        s.sleeping[group] = False
+        s.quiet_steps[group] = 0
+
+    def body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Position (3,) of the body's record frame and its quaternion (4,) (w, x, y, z)."""
+        i = self.body_index(name)
+        q = self.state.quaternion[i]
+        return self.state.position[i] - quat_rotate(q, self.model.body_com[i]), q.copy()
+
+    def origin_positions(self) -> np.ndarray:
+        """(N, 3) positions of the bodies' record frames (the centre of mass moved back by body_com)."""
+        s = self.state
+        return s.position - quat_rotate(s.quaternion, self.model.body_com)
+
+    # -- stepping -----------------------------------------------------------------------------------------
+    def step(self) -> None:
+        m, s = self.model, self.state
+        dt = m.dt
+        N = m.num_bodies
+        dyn = self.dynamic
+        # kinematic targets
+        for i, (com, q) in self._kin_target.items():
+            s.linear_velocity[i] = (com - s.position[i]) / dt
+            s.angular_velocity[i] = quat_angular_velocity(s.quaternion[i], q, dt)
+        V0 = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)  # before forces
+        awake = dyn & ~s.sleeping
+        R_body = quat_to_matrix(s.quaternion)
+        inv_I_world = np.einsum("nij,njk,nlk->nil", R_body, m.body_inv_inertia, R_body)
+        # forces
+        if awake.any():
+            accel = m.gravity + self.external_force[awake] * m.body_inv_mass[awake, None]
+            s.linear_velocity[awake] += accel * dt
+            alpha = np.einsum("nij,nj->ni", inv_I_world[awake], self.external_torque[awake])
+            s.angular_velocity[awake] += alpha * dt
+        self.external_force[:] = 0.0
+        self.external_torque[:] = 0.0
+        # geoms in the world
+        g_body = m.geom_body
+        g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
+        g_quat = quat_multiply(s.quaternion[g_body], m.geom_quat)
+        g_rot = quat_to_matrix(g_quat)
+        contacts = self._detect(awake, g_pos, g_rot, R_body)
+        if contacts is not None and self._wake_touched(contacts, awake):
+            woken = dyn & ~s.sleeping & ~awake
+            s.linear_velocity[woken] += m.gravity * dt  # the forces this step, as for the others
+            awake = dyn & ~s.sleeping
+            contacts = self._detect(awake, g_pos, g_rot, R_body)
+        # constraint rows
+        inv_m = np.where(awake, m.body_inv_mass, 0.0)
+        inv_I = np.where(awake[:, None, None], inv_I_world, 0.0)
+        V = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)
+        rows, prow, c_info, w_rows = self._rows(contacts, V, V0, inv_m, inv_I, awake)
+        solver = m.solver
+        if rows is not None:
+            warm_start(V, rows)
+            tolerance = max(solver.tolerance, solver.tolerance_floor)
+            self.last_iterations = solve(V, rows, solver.iterations, tolerance, self._forward)
+        else:
+            self.last_iterations = 0
+        Vp = np.zeros_like(V)
+        if prow is not None:
+            solve(Vp, prow, min(solver.iterations, solver.position_iterations),
+                  max(solver.tolerance, solver.tolerance_floor), self._forward, friction=False)
+        self._forward = not self._forward
+        # store impulses for warm starting and events
+        if rows is not None:
+            lam = np.empty_like(rows.lam)
+            lam[self._row_order] = rows.lam
+            self._save_cache(c_info, lam[:c_info["count"]], w_rows, lam[c_info["count"]:])
+        else:
+            self._save_cache(c_info, np.zeros((0, 3)), w_rows, np.zeros((0, 3)))
+        # integrate
+        move = awake | self.kinematic
+        s.linear_velocity[:] = np.where(move[:, None], V[:, :3], 0.0)
+        s.angular_velocity[:] = np.where(move[:, None], V[:, 3:], 0.0)
+        lin = s.linear_velocity + Vp[:, :3]
+        ang = s.angular_velocity + Vp[:, 3:]
+        if move.any():
+            s.position[move] += lin[move] * dt
+            s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
+        for i, (com, q) in self._kin_target.items():
+            s.position[i] = com
+            s.quaternion[i] = q
+        self._kin_target.clear()
+        self._sleep(awake, c_info)
+        # particles and cloth against the new rigid poses
+        if self._granular or self._cloth:
+            R_body = quat_to_matrix(s.quaternion)
+            g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
+            g_rot = quat_to_matrix(quat_multiply(s.quaternion[g_body], m.geom_quat))
+            frames = Frames(m, g_pos, g_rot)
+            for k, gran in enumerate(self._granular):
+                gran.step(self, k, frames, dt)
+            for k, cl in enumerate(self._cloth):
+                cl.step(self, k, frames, dt)
+        s.time += dt
+        self.step_count += 1
+
+    # -- contacts -------------------------------------------------------------------------------------------
+    def _detect(self, awake, g_pos, g_rot, R_body):
+        m, s = self.model, self.state
+        dt = m.dt
+        kin_moving = (np.abs(s.linear_velocity).sum(1) + np.abs(s.angular_velocity).sum(1)) > 0
+        moving_body = awake | (self.kinematic & kin_moving)
+        lin = np.linalg.norm(s.linear_velocity, axis=1)
+        speed = lin + np.linalg.norm(s.angular_velocity, axis=1) * m.body_radius
+        speed = np.where(moving_body, speed, 0.0)
+        gb = m.geom_body
+        margin0 = m.solver.contact_margin
+        pad = 0.5 * margin0 + speed[gb] * dt
+        lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
+        active = np.ones(len(gb), dtype=bool)
+        pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
+        if len(pairs) == 0:
+            return None
+        margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt
+        frames = Frames(m, g_pos, g_rot, self._static_poly, self._static_geom)
+        max_pts = min(m.solver.max_contacts_per_pair, MAX_MANIFOLD)
+        pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts)
+        if len(pidx) == 0:
+            return None
+        return dict(pair=pairs[pidx], point=point, normal=normal, sep=sep)
+
+    def _wake_touched(self, c, awake) -> bool:
+        s = self.state
+        if not s.sleeping.any():
+            return False
+        ba = self.model.geom_body[c["pair"][:, 0]]
+        bb = self.model.geom_body[c["pair"][:, 1]]
+        moving = awake | (self.kinematic & (np.abs(s.linear_velocity).sum(1) > 0))
+        hit = (s.sleeping[ba] & moving[bb]) | (s.sleeping[bb] & moving[ba])
+        if not hit.any():
+            return False
+        for i in np.unique(np.concatenate((ba[hit], bb[hit]))):
+            if s.sleeping[i]:
+                self.wake(int(i))
+        return True
+
+    def _rows(self, c, V, V0, inv_m, inv_I, awake):
+        """Constraint rows for contacts and wires, coloured.
+
+        Returns (rows, position rows, contact info, wire info)."""
+        m, s = self.model, self.state
+        dt = m.dt
+        parts = []
+        info = dict(count=0)
+        if c is not None:
+            ga, gb = c["pair"][:, 0], c["pair"][:, 1]
+            A, B = m.geom_body[ga], m.geom_body[gb]
+            n, p, sep = c["normal"], c["point"], c["sep"]
+            ra, rb = p - s.position[A], p - s.position[B]
+            J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B])
+            props = m.material_table[m.geom_material[ga], m.geom_material[gb]]
+            v_rel0 = (V0[B, :3] + np.cross(V0[B, 3:], rb)) - (V0[A, :3] + np.cross(V0[A, 3:], ra))
+            vn0 = np.einsum("ij,ij->i", v_rel0, n)
+            vt0 = np.linalg.norm(v_rel0 - vn0[:, None] * n, axis=1)
+            v_rel = (V[B, :3] + np.cross(V[B, 3:], rb)) - (V[A, :3] + np.cross(V[A, 3:], ra))
+            vn = np.einsum("ij,ij->i", v_rel, n)
+            mu = np.where(vt0 < props[:, 4], props[:, 3], props[:, 0])
+            target = np.where(sep > 0, -sep / dt, 0.0)
+            e = props[:, 1]
+            bounce = (e > 0) & (-vn0 > props[:, 2]) & (sep + np.minimum(vn, vn0) * dt <= 0)
+            target = np.where(bounce, np.maximum(target, -e * vn0), target)
+            lam = self._warm(ga, gb, A, p, n, s)
+            info = dict(count=len(A), A=A, B=B, ga=ga, gb=gb, point=p, normal=n, sep=sep, vn0=vn0, local=None)
+            parts.append(dict(a=A, b=B, J=J, MJ=MJ, k=k, target=target, cfm=np.zeros(len(A)), mu=mu, lam=lam,
+                              sep=sep, pos_ok=np.ones(len(A), dtype=bool)))
+        w_info = self._wire_rows(V, inv_m, inv_I, parts)
+        if not parts:
+            self._row_order = np.zeros(0, dtype=np.int64)
+            return None, None, info, w_info
+        cat = {key: np.concatenate([pt[key] for pt in parts]) for key in parts[0]}
+        movable = awake
+        colors = color_rows(cat["a"], cat["b"], movable)
+        order, slices = order_by_color(colors)
+        self._row_order = order
+        k = cat["k"][order]
+        cfm = cat["cfm"][order]
+        kk = k.copy()
+        kk[:, 0] += cfm
+        kinv = np.where(kk > 0, 1.0 / np.where(kk > 0, kk, 1.0), 0.0)
+        rows = Rows(cat["a"][order], cat["b"][order], cat["J"][order], cat["MJ"][order], kinv, k,
+                    cat["target"][order], cfm, cat["mu"][order], cat["lam"][order].copy(), slices)
+        # position correction rows (split impulse): penetrating contacts and over-stretched stiff wires
+        erp = min(max(m.solver.erp, 0.0), 0.8)
+        slop = 1e-4
+        sep_o = cat["sep"][order]
+        need = (sep_o < -slop) & cat["pos_ok"][order] & (erp > 0)
+        prow = None
+        if need.any():
+            sel_slices = []
+            idx_list = []
+            start = 0
+            for a0, b0 in slices:
+                ids = np.nonzero(need[a0:b0])[0] + a0
+                if len(ids):
+                    idx_list.append(ids)
+                    sel_slices.append((start, start + len(ids)))
+                    start += len(ids)
+            ids = np.concatenate(idx_list)
+            kn = k[ids, :1]
+            prow = Rows(rows.a[ids], rows.b[ids], rows.J[ids, :1], rows.MJ[ids, :1],
+                        np.where(kn > 0, 1.0 / np.where(kn > 0, kn, 1.0), 0.0), kn,
+                        erp * (-sep_o[ids] - slop) / dt, np.zeros(len(ids)), np.zeros(len(ids)),
+                        np.zeros((len(ids), 1)), sel_slices)
+        return rows, prow, info, w_info
+
+    def _wire_rows(self, V, inv_m, inv_I, parts):
+        m, s = self.model, self.state
+        dt = m.dt
+        ws = [w for w in m.wires if w.kind != "custom"]
+        if not ws:
+            return dict(count=0)
+        A = np.array([w.body_a for w in ws])
+        B = np.array([w.body_b for w in ws])
+        la = np.array([w.local_a for w in ws])
+        lb = np.array([w.local_b for w in ws])
+        ra = quat_rotate(s.quaternion[A], la)
+        rb = quat_rotate(s.quaternion[B], lb)
+        d = (s.position[B] + rb) - (s.position[A] + ra)
+        L = np.linalg.norm(d, axis=1)
+        u = d / np.maximum(L, 1e-12)[:, None]
+        n = -u  # impulse on B along n pulls it toward A
+        length = np.array([w.length for w in ws])
+        sep = length - L  # > 0 slack
+        stiff = np.array([w.kind == "stiff" for w in ws])
+        k_spring = np.array([w.stiffness for w in ws])
+        c_damp = np.array([w.damping for w in ws])
+        compliance = np.array([w.compliance for w in ws])
+        J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B])
+        target = np.where(stiff, np.where(sep > 0, -sep / dt, 0.0), 0.0)
+        cfm = np.where(stiff, compliance / dt, 0.0)
+        # compliant wires: a spring pulling when stretched, as a soft constraint (implicit, stable)
+        soft = ~stiff
+        denom = c_damp + dt * k_spring
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gamma = np.where(denom > 0, 1.0 / (dt * denom), np.inf)
+            beta = np.where(denom > 0, dt * k_spring / denom, 0.0)
+        slack_soft = soft & (sep >= 0)
+        target = np.where(soft, np.where(sep < 0, beta * (-sep) / dt, 0.0), target)
+        cfm = np.where(soft, np.where(slack_soft | ~np.isfinite(gamma), 1e30, gamma), cfm)
+        mu = np.zeros(len(ws))
+        lam = self._wire_lam.copy() if len(self._wire_lam) == len(ws) else np.zeros((len(ws), 3))
+        parts.append(dict(a=A, b=B, J=J, MJ=MJ, k=k, target=target, cfm=cfm, mu=mu, lam=lam, sep=sep,
+                          pos_ok=stiff))
+        return dict(count=len(ws), A=A, B=B, length=L)
+
+    def _warm(self, ga, gb, A, p, n, s):
+        """Impulses (C, 3) in the new contacts' (n, t1, t2) frame from matching last-step contacts."""
+        C = len(ga)
+        lam = np.zeros((C, 3))
+        G = self.model.num_geoms
+        key = ga * G + gb
+        local = quat_rotate_inv(s.quaternion[A], p - s.position[A])
+        self._new_key, self._new_local = key, local
+        if len(self._cache_key) == 0:
+            return lam
+        ck = self._cache_key
+        lo = np.searchsorted(ck, key, side="left")
+        hi = np.searchsorted(ck, key, side="right")
+        cnt = hi - lo
+        has = cnt > 0
+        if not has.any():
+            return lam
+        K = int(cnt.max())
+        cand = lo[:, None] + np.arange(K)[None, :]
+        valid = np.arange(K)[None, :] < cnt[:, None]
+        cand = np.where(valid, cand, 0)
+        dist = np.linalg.norm(self._cache_local[cand] - local[:, None, :], axis=2)
+        dist = np.where(valid, dist, np.inf)
+        best = np.argmin(dist, axis=1)
+        ok = dist[np.arange(C), best] < WARM_MATCH
+        if not ok.any():
+            return lam
+        P = self._cache_impulse[cand[np.arange(C), best]]
+        t1, t2 = tangent_basis(n)
+        lam[:, 0] = np.einsum("ij,ij->i", P, n)
+        lam[:, 1] = np.einsum("ij,ij->i", P, t1)
+        lam[:, 2] = np.einsum("ij,ij->i", P, t2)
+        lam[:, 0] = np.maximum(lam[:, 0], 0.0)
+        lam[~ok] = 0.0
+        return lam
+
+    def _save_cache(self, info, lam, w_info, w_lam):
+        self._wire_lam = np.array(w_lam, dtype=np.float64).reshape(-1, 3)
+        if info["count"] == 0:
+            self._cache_key = np.zeros(0, dtype=np.int64)
+            self._cache_local = np.zeros((0, 3))
+            self._cache_impulse = np.zeros((0, 3))
+            self._events(None, None)
+            self.contacts = None
+            return
+        n = info["normal"]
+        t1, t2 = tangent_basis(n)
+        impulse = lam[:, :1] * n + lam[:, 1:2] * t1 + lam[:, 2:3] * t2
+        order = np.argsort(self._new_key, kind="stable")
+        self._cache_key = self._new_key[order]
+        self._cache_local = self._new_local[order]
+        self._cache_impulse = impulse[order]
+        self.contacts = dict(body_a=info["A"], body_b=info["B"], point=info["point"], normal=n,
+                             separation=info["sep"],
+                             impulse=lam[:, 0], geom_a=info["ga"], geom_b=info["gb"])
+        self._events(info, lam)
+
+    def _events(self, info, lam):
+        """Record contact-begin events for body pairs that touch now but did not at the last step."""
+        if info is None:
+            asleep = self.state.sleeping
+            self._touching = {k for k in self._touching if asleep[k[0]] or asleep[k[1]]}
+            return
+        touching = lam[:, 0] > 0
+        A, B = info["A"][touching], info["B"][touching]
+        keys = {}
+        idx = np.nonzero(touching)[0]
+        for j, a, b in zip(idx.tolist(), A.tolist(), B.tolist()):
+            key = (a, b) if a < b else (b, a)
+            if key not in keys or info["vn0"][j] < info["vn0"][keys[key]]:
+                keys[key] = j
+        names = self.model.body_name
+        t = self.state.time + self.model.dt
+        for key, j in keys.items():
+            if key not in self._touching:
+                a, b = int(info["A"][j]), int(info["B"][j])
+                self.events.append(dict(time=t, body_a=names[a], body_b=names[b],
+                                        point=info["point"][j].copy(),
+                                        normal=info["normal"][j].copy(),
+                                        speed=float(max(0.0, -info["vn0"][j])),
+                                        impulse=float(lam[j, 0])))
+        # pairs that sleep keep touching (sleeping bodies make no contacts until they wake)
+        asleep = self.state.sleeping
+        kept = {k for k in self._touching if asleep[k[0]] or asleep[k[1]]}
+        self._touching = set(keys) | kept
+
+    # -- sleeping -------------------------------------------------------------------------------------------
+    def _sleep(self, awake, info):
+        m, s = self.model, self.state
+        sv = m.solver
+        if not sv.sleeping_enabled:
+            return
+        lin = np.linalg.norm(s.linear_velocity, axis=1)
+        ang = np.linalg.norm(s.angular_velocity, axis=1)
+        quiet = (lin < sv.sleep_linear) & (ang < sv.sleep_angular)
+        s.quiet_steps[:] = np.where(awake & quiet, s.quiet_steps + 1, np.where(awake, 0, s.quiet_steps))
+        # bodies touching a moving kinematic body stay awake
+        kin_moving = self.kinematic & ((lin > 0) | (ang > 0))
+        A = info.get("A") if info["count"] else np.zeros(0, dtype=np.int64)
+        B = info.get("B") if info["count"] else np.zeros(0, dtype=np.int64)
+        if len(A) and kin_moving.any():
+            hot = kin_moving[A] | kin_moving[B]
+            s.quiet_steps[A[hot]] = 0
+            s.quiet_steps[B[hot]] = 0
+        ready = awake & (s.quiet_steps >= sv.sleep_quiet_steps)
+        if not ready.any():
+            return
+        # islands of awake dynamic bodies linked by contacts and wires
+        N = m.num_bodies
+        parent = list(range(N))
+
+        def find(x):
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        links = [(A, B)]
+        if m.wires:
+            links.append((np.array([w.body_a for w in m.wires]), np.array([w.body_b for w in m.wires])))
+        for la, lb in links:
+            both = awake[la] & awake[lb]
+            for x, y in zip(la[both].tolist(), lb[both].tolist()):
+                rx, ry = find(x), find(y)
+                if rx != ry:
+                    parent[max(rx, ry)] = min(rx, ry)
+        members = np.nonzero(awake)[0]
+        roots = np.array([find(i) for i in members.tolist()])
+        ok_root = {}
+        for i, r in zip(members.tolist(), roots.tolist()):
+            ok_root[r] = ok_root.get(r, True) and bool(ready[i])
+        for i, r in zip(members.tolist(), roots.tolist()):
+            if ok_root[r]:
+                s.sleeping[i] = True
+                s.linear_velocity[i] = 0.0
+                s.angular_velocity[i] = 0.0
+                self._island[i] = r
