@@ -693,7 +693,7 @@ class _Tree:
 class _Writer:
     NODE_TAGS = ("object", "compound", "terrain_region", "light", "camera", "sensor")
     SILENT = {"raisim_engine_scene", "material", "group", "scene_graph", "asset_root", "compound_child",
-              "gravity", "time_step"}
+              "gravity", "time_step", "articulated_resource"}
 
     def __init__(self, scene: Scene, path: str | None):
         self.scene = scene

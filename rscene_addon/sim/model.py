@@ -22,7 +22,13 @@ TERRAIN_GROUP = 1 << 63
 
 @dataclass
 class SolverSettings:
-    """The ``solver`` record, as used here (Engine 2 defaults)."""
+    """The ``solver`` record, as used here (Engine 2 defaults).
+
+    ``iterations`` and ``tolerance`` come from #0/#1 unless ``contactMaxIterations`` /
+    ``contactThreshold`` differ from their defaults (as the RaiSim reader does). ``erp`` up to 1 is the
+    fraction of a penetration removed per step (split impulse; larger values are capped at 0.8).
+    ``forward_first`` is ``fixedContactSolverIterationOrder``: the first sweep direction.
+    """
 
     iterations: int = 80
     tolerance: float = 1e-7

@@ -11,6 +11,16 @@ One ``step()``:
    velocities (split impulse, ERP) that do not add energy;
 6. positions and orientations integrate; islands that stayed quiet fall asleep;
 7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
+
+Interpretations and simplifications (RaiSim's own solver is not public):
+
+* ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
+  ``erp2`` and the contact solver's alpha settings are not used.
+* The solver stops when a sweep changes no velocity by more than max(tolerance, 1e-5 m/s), or after
+  ``iterations`` sweeps; sweep direction alternates every step (``fixedContactSolverIterationOrder``
+  chooses the first).
+* At most 4 contact points per pair (fewer when ``maxContactsPerPair`` is smaller).
+* Rolling and spinning friction of rigid contacts and gyroscopic torques are not modelled.
 """
 from __future__ import annotations
 
@@ -131,12 +141,13 @@ class World:
     def step(self) -> None:
         m, s = self.model, self.state
         dt = m.dt
-        N = m.num_bodies
         dyn = self.dynamic
         # kinematic targets
         for i, (com, q) in self._kin_target.items():
             s.linear_velocity[i] = (com - s.position[i]) / dt
             s.angular_velocity[i] = quat_angular_velocity(s.quaternion[i], q, dt)
+        if m.wires and s.sleeping.any():
+            self._wake_by_wires()
         V0 = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)  # before forces
         awake = dyn & ~s.sleeping
         R_body = quat_to_matrix(s.quaternion)
@@ -235,6 +246,16 @@ class World:
         if len(pidx) == 0:
             return None
         return dict(pair=pairs[pidx], point=point, normal=normal, sep=sep)
+
+    def _wake_by_wires(self) -> None:
+        """A wire between a sleeping body and a moving one wakes the sleeping one."""
+        s = self.state
+        speed = np.abs(s.linear_velocity).sum(1) + np.abs(s.angular_velocity).sum(1)
+        moving = ((self.dynamic & ~s.sleeping) | self.kinematic) & (speed > 0)
+        for w in self.model.wires:
+            for x, y in ((w.body_a, w.body_b), (w.body_b, w.body_a)):
+                if s.sleeping[x] and moving[y]:
+                    self.wake(int(x))
 
     def _wake_touched(self, c, awake) -> bool:
         s = self.state
