@@ -1,6 +1,5 @@
 """File > Import / Export operators for RaiSim scenes, and drag-and-drop through a FileHandler. Thin:
 read the options, call blender.build / blender.extract, turn errors into reports."""
-from __future__ import annotations
 
 import os
 
@@ -104,7 +103,7 @@ class RSCENE_PT_import_include(bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return context.space_data.active_operator.bl_idname == "IMPORT_SCENE_OT_rscene"
+        return context.space_data.active_operator.bl_idname.startswith("IMPORT_SCENE_OT_")
 
     def draw(self, context):
         operator = context.space_data.active_operator
@@ -127,15 +126,78 @@ class RSCENE_FH_rscene(bpy.types.FileHandler):
         return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
 
 
+# The other formats share the import/export code; only the file type differs.
+OTHER_FORMATS = (
+    # (format key in formats.registry, operator suffix, label, extensions)
+    ("raisim_xml", "raisim_xml", "RaiSim World XML", ".xml"),
+    ("coppelia_xml", "coppelia_xml", "CoppeliaSim Simple XML", ".xml"),
+    ("airsim", "airsim_scene", "Project AirSim Scene", ".jsonc;.json"),
+)
+
+
+def _format_operators(fmt: str, suffix: str, label: str, extensions: str):
+    glob = ";".join(f"*{e}" for e in extensions.split(";"))
+    first = extensions.split(";")[0]
+
+    class Import(RSCENE_OT_import):
+        bl_idname = f"import_scene.{suffix}"
+        bl_label = f"Import {label}"
+        bl_description = f"Import a {label} file as a scene (converted through the .rscene scene model)"
+        filename_ext = first
+        filter_glob: StringProperty(default=glob, options={"HIDDEN"})
+
+    class Export(bpy.types.Operator, ExportHelper):
+        bl_idname = f"export_scene.{suffix}"
+        bl_label = f"Export {label}"
+        bl_description = f"Export the scene as {label}; what the format cannot hold is reported"
+        filename_ext = first
+        filter_glob: StringProperty(default=glob, options={"HIDDEN"})
+
+        def execute(self, context):
+            from ..blender.bake import current_scene_model
+            from ..formats import registry
+            try:
+                warnings = registry.write_scene(current_scene_model(context.scene), self.filepath, fmt)
+            except (FormatError, OSError, ValueError) as exc:
+                self.report({"ERROR"}, f"export failed, nothing written: {exc}")
+                return {"CANCELLED"}
+            for warning in warnings:
+                self.report({"WARNING"}, warning)
+            return {"FINISHED"}
+
+    Import.__name__ = f"RSCENE_OT_import_{suffix}"
+    Export.__name__ = f"RSCENE_OT_export_{suffix}"
+    return Import, Export
+
+
+FORMAT_OPERATORS = [_format_operators(*spec) for spec in OTHER_FORMATS]
+
+
+class RSCENE_FH_other_formats(bpy.types.FileHandler):
+    bl_idname = "RSCENE_FH_other_formats"
+    bl_label = "Robotics scene (XML, JSONC)"
+    bl_import_operator = "import_scene.airsim_scene"
+    bl_file_extensions = ".jsonc"
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
+
+
 def menu_import(self, context):
     self.layout.operator(RSCENE_OT_import.bl_idname, text="RaiSim Scene (.rscene)")
+    for (_, _, label, extensions), (imp, _) in zip(OTHER_FORMATS, FORMAT_OPERATORS):
+        self.layout.operator(imp.bl_idname, text=f"{label} ({extensions.split(';')[0]})")
 
 
 def menu_export(self, context):
     self.layout.operator(RSCENE_OT_export.bl_idname, text="RaiSim Scene (.rscene)")
+    for (_, _, label, extensions), (_, exp) in zip(OTHER_FORMATS, FORMAT_OPERATORS):
+        self.layout.operator(exp.bl_idname, text=f"{label} ({extensions.split(';')[0]})")
 
 
-CLASSES = (RSCENE_OT_import, RSCENE_OT_export, RSCENE_PT_import_include, RSCENE_FH_rscene)
+CLASSES = (RSCENE_OT_import, RSCENE_OT_export, RSCENE_PT_import_include, RSCENE_FH_rscene,
+           RSCENE_FH_other_formats) + tuple(cls for pair in FORMAT_OPERATORS for cls in pair)
 
 
 def register_extra():
