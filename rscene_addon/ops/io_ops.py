@@ -18,15 +18,10 @@ def _reporter(operator):
     return report
 
 
-class RSCENE_OT_import(bpy.types.Operator, ImportHelper):
-    """Import RaiSim Engine 2 scenes (.rscene): objects, materials, lights, cameras, terrain, sky"""
+class ImportSceneBase(ImportHelper):
+    """Shared by the import operators of every format (a mixin: Blender cannot subclass operators)."""
 
-    bl_idname = "import_scene.rscene"
-    bl_label = "Import RaiSim Scene"
     bl_options = {"REGISTER", "UNDO", "PRESET"}
-
-    filename_ext = ".rscene"
-    filter_glob: StringProperty(default="*.rscene", options={"HIDDEN"})
     files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE"})
     directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE"})
 
@@ -72,6 +67,15 @@ class RSCENE_OT_import(bpy.types.Operator, ImportHelper):
         if failed == len(paths):
             return {"CANCELLED"}
         return {"FINISHED"}
+
+
+class RSCENE_OT_import(ImportSceneBase, bpy.types.Operator):
+    """Import RaiSim Engine 2 scenes (.rscene): objects, materials, lights, cameras, terrain, sky"""
+
+    bl_idname = "import_scene.rscene"
+    bl_label = "Import RaiSim Scene"
+    filename_ext = ".rscene"
+    filter_glob: StringProperty(default="*.rscene", options={"HIDDEN"})
 
 
 class RSCENE_OT_export(bpy.types.Operator, ExportHelper):
@@ -139,7 +143,7 @@ def _format_operators(fmt: str, suffix: str, label: str, extensions: str):
     glob = ";".join(f"*{e}" for e in extensions.split(";"))
     first = extensions.split(";")[0]
 
-    class Import(RSCENE_OT_import):
+    class Import(ImportSceneBase, bpy.types.Operator):
         bl_idname = f"import_scene.{suffix}"
         bl_label = f"Import {label}"
         bl_description = f"Import a {label} file as a scene (converted through the .rscene scene model)"
