@@ -23,6 +23,7 @@ examples:
   python -m rscene_addon simulate scene.rscene --duration 2.0 --fps 60 --out traj.npz
   python -m rscene_addon import scene.rscene --blend scene.blend      (needs the bpy module)
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
+  python -m rscene_addon render scene.rscene --frames 1-48 --out renders [--chunk 1/4]   (needs bpy)
   python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
 """
 
@@ -81,6 +82,13 @@ def cmd_export(args) -> int:
     return cli_jobs.export_from_blend(args.blend, args.output)
 
 
+def cmd_render(args) -> int:
+    from .render.cli import options_from_args, run_render_cli
+    return run_render_cli(args.scene, args.frames, args.out, samples=args.samples, sensors=args.sensors,
+                          chunk=args.chunk, options=options_from_args(args),
+                          print_fn=lambda line: print(line, flush=True))
+
+
 def cmd_demo(args) -> int:
     from .blender import cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
@@ -120,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("blend", metavar="IN.blend")
     p.add_argument("output", metavar="OUT")
     p.set_defaults(run=cmd_export)
+
+    from .render.cli import add_arguments as add_render_arguments
+    p = sub.add_parser("render", help="render cameras, lidars and IMUs over frames: RGB, depth, ids, "
+                                      "normals, points, CSV + manifest (needs bpy)")
+    add_render_arguments(p)
+    p.set_defaults(run=cmd_render)
 
     p = sub.add_parser("demo", help="the main job: import + simulate + bake + render a scene (needs bpy)")
     p.add_argument("scene", nargs="?", default=DEMO_SCENE, metavar="SCENE",

@@ -22,7 +22,7 @@ def _console_report(level: str, message: str) -> None:
 def _progress_printer(label: str):
     last = [-1]
 
-    def progress(fraction: float) -> None:
+    def progress(fraction: float, *_status) -> None:
         percent = int(fraction * 100)
         if percent // 10 != last[0] // 10:
             last[0] = percent

@@ -1,0 +1,195 @@
+"""``rscene.render_sensors``: render the scene's camera, lidar and IMU sensors over a frame range.
+
+Thin: read the settings, build a :class:`~..render.pipeline.RenderJob`, run it. In the UI it runs as
+a modal operator driven by a timer, one step (a camera render, a lidar or IMU frame) per tick, with
+the window manager's progress bar and Esc to cancel between steps; in background mode (or from a
+script calling ``execute``) it runs to the end at once. The run's settings live in
+``Scene.rscene_render`` (drawn by ``ui/render_panel.py``); operator properties left unset fall back to
+them.
+"""
+from __future__ import annotations
+
+import os
+
+import bpy
+from bpy.props import BoolProperty, IntProperty, PointerProperty, StringProperty
+
+from ..model import FormatError
+
+
+class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
+    sensors: StringProperty(
+        name="Sensors", default="",
+        description="Comma-separated record paths or ids, or Blender camera names; empty: every enabled "
+                    "camera and sensor record")
+    use_scene_range: BoolProperty(name="Scene Frame Range", default=True,
+                                  description="Render the scene's frame range")
+    frame_start: IntProperty(name="Start", default=1, min=0)
+    frame_end: IntProperty(name="End", default=1, min=0)
+    output_dir: StringProperty(name="Output", default="//sensors/", subtype="DIR_PATH",
+                               description="Folder for the {sensor}/{layer}_{frame}.{ext} files and manifest")
+    samples: IntProperty(name="Max Samples", default=16, min=0,
+                         description="Cap on Cycles samples per pixel; 0: the rayrai_render preset's")
+    range_image: BoolProperty(name="Range Images", default=False,
+                              description="Also write distance to the camera centre next to planar depth")
+    keep_exr: BoolProperty(name="Keep EXR Passes", default=False,
+                           description="Keep Cycles' multilayer EXR of every camera frame")
+    rgb_16bit: BoolProperty(name="16-bit RGB", default=False)
+
+
+def _settings(context):
+    return getattr(context.scene, "rscene_render", None)
+
+
+class RSCENE_OT_render_sensors(bpy.types.Operator):
+    """Render the scene's cameras, lidars and IMUs to files over a frame range (Esc cancels)"""
+
+    bl_idname = "rscene.render_sensors"
+    bl_label = "Render Sensors"
+    bl_options = {"REGISTER"}
+
+    sensors: StringProperty(name="Sensors", default="",
+                            description="Comma list of sensors; empty: every enabled camera and sensor")
+    frame_start: IntProperty(name="Start", default=-1, min=-1, description="-1: the scene's start frame")
+    frame_end: IntProperty(name="End", default=-1, min=-1, description="-1: the scene's end frame")
+    output_dir: StringProperty(name="Output", default="", subtype="DIR_PATH")
+    samples: IntProperty(name="Max Samples", default=-1, min=-1, description="-1: from the scene's settings; "
+                         "0: the rayrai_render preset's")
+
+    _job = None
+    _steps = None
+    _timer = None
+
+    # -- settings ----------------------------------------------------------------------------------
+
+    def _value(self, context, name: str, fallback):
+        if self.properties.is_property_set(name):
+            return getattr(self, name)
+        settings = _settings(context)
+        return getattr(settings, name) if settings is not None and hasattr(settings, name) else fallback
+
+    def _make_job(self, context):
+        from ..render.pipeline import RenderJob
+        from ..render.plan import RenderOptions
+        scene = context.scene
+        settings = _settings(context)
+        start, end = scene.frame_start, scene.frame_end
+        if settings is not None and not settings.use_scene_range:
+            start, end = settings.frame_start, settings.frame_end
+        if self.frame_start >= 0:
+            start = self.frame_start
+        if self.frame_end >= 0:
+            end = self.frame_end
+        if end < start:
+            raise ValueError(f"frame end {end} is before start {start}")
+        out = self._value(context, "output_dir", "//sensors/") or "//sensors/"
+        if out.startswith("//") and not bpy.data.filepath:
+            raise ValueError("save the .blend first or choose an absolute output folder")
+        out = bpy.path.abspath(out)
+        samples = self._value(context, "samples", 0)
+        options = RenderOptions(
+            samples=samples if samples and samples > 0 else None,
+            rgb_bit_depth=16 if settings is not None and settings.rgb_16bit else 8,
+            range_image=bool(settings is not None and settings.range_image),
+            keep_exr=bool(settings is not None and settings.keep_exr),
+        )
+        report = (lambda level, message: self.report({level}, message))
+        sensors = self._value(context, "sensors", "")
+        return RenderJob(scene, out, range(start, end + 1), None, sensors, options, report=report)
+
+    # -- synchronous -------------------------------------------------------------------------------
+
+    def execute(self, context):
+        try:
+            job = self._make_job(context)
+        except (ValueError, FormatError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        wm = context.window_manager
+        wm.progress_begin(0, 1000)
+        try:
+            result = job.run(lambda fraction, message: wm.progress_update(int(1000 * fraction)))
+        except (RuntimeError, ValueError, OSError) as exc:
+            self.report({"ERROR"}, f"sensor render failed: {exc}")
+            return {"CANCELLED"}
+        finally:
+            wm.progress_end()
+        self._report_result(result)
+        return {"FINISHED"}
+
+    # -- modal -------------------------------------------------------------------------------------
+
+    def invoke(self, context, event):
+        if bpy.app.background or context.window is None:
+            return self.execute(context)
+        try:
+            self._job = self._make_job(context)
+        except (ValueError, FormatError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        self._steps = self._job.steps()
+        wm = context.window_manager
+        wm.progress_begin(0, 1000)
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.modal_handler_add(self)
+        self._status(context, "starting")
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._finish(context)
+            self.report({"WARNING"}, "sensor render cancelled; the manifest lists what was written")
+            return {"CANCELLED"}
+        if event.type != "TIMER" or event.timer != self._timer:
+            return {"PASS_THROUGH"}
+        try:
+            fraction = next(self._steps)
+        except StopIteration:
+            result = self._job.result
+            self._finish(context)
+            self._report_result(result)
+            return {"FINISHED"}
+        except Exception as exc:  # noqa: BLE001 - any failure must end the modal run cleanly
+            self._finish(context)
+            self.report({"ERROR"}, f"sensor render failed: {exc}")
+            return {"CANCELLED"}
+        context.window_manager.progress_update(int(1000 * fraction))
+        self._status(context, f"{100 * fraction:.0f}% {self._job.status}")
+        return {"RUNNING_MODAL"}
+
+    def cancel(self, context):
+        self._finish(context)
+
+    def _finish(self, context) -> None:
+        if self._steps is not None:
+            self._steps.close()  # restores the scene and writes the manifest
+            self._steps = None
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        self._status(context, None)
+
+    @staticmethod
+    def _status(context, text) -> None:
+        workspace = getattr(context, "workspace", None)
+        if workspace is not None:
+            workspace.status_text_set(None if text is None else f"Rendering sensors: {text} (Esc to cancel)")
+
+    def _report_result(self, result) -> None:
+        renders = result["timings"]["camera_render_s"]
+        per = f", {sum(renders) / len(renders):.2f} s per camera frame" if renders else ""
+        where = os.path.dirname(result["manifest"]) if result.get("manifest") else "?"
+        self.report({"INFO"}, f"wrote {len(result['files'])} files to {where}{per}")
+
+
+CLASSES = (RSCENE_PG_render_settings, RSCENE_OT_render_sensors)
+
+
+def register_extra():
+    bpy.types.Scene.rscene_render = PointerProperty(type=RSCENE_PG_render_settings)
+
+
+def unregister_extra():
+    del bpy.types.Scene.rscene_render

@@ -1,0 +1,377 @@
+"""The render run: plan sensors, read poses, then per frame render cameras, sweep lidars, sample IMUs.
+
+:class:`RenderJob` does the work as a generator (one step per camera render, lidar frame or IMU
+frame) so the operator can drive it from a timer and cancel between steps; :func:`render_scene` runs
+it to the end. Whatever happens (error, cancel), the scene's settings, pass indices, frame and
+active camera are restored, temporary objects removed, and the manifest of what was written saved.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+import time
+
+import bpy
+import numpy as np
+
+from ..formats import rscene
+from ..sensors.frame_chunks import parse_frame_range
+from ..sensors.imu import simulate_imu
+from ..sensors.noise import add_gaussian_noise
+from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
+from ..sensors.frames import R_RAISIM_FROM_OPENCV
+from . import plan as plan_mod
+from .cameras import CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
+from .ids import EntityIndex
+from .outputs import RenderManifest, manifest_filename
+from .poses import PoseTable, source_for
+from .raycast import LIDAR_DTYPE, SceneBVH, pattern_for, sweep
+from .scene_state import SceneState
+from .timing import FrameClock, pose_to_pq, tick_range
+
+__all__ = ["RenderJob", "load_document", "render_scene"]
+
+RAISIM_TO_CV = np.eye(4)
+RAISIM_TO_CV[:3, :3] = R_RAISIM_FROM_OPENCV
+IMU_UNITS = "time s, specific force m/s^2 (sensor frame), angular velocity rad/s (sensor frame)"
+LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incidence|, t s (scene time), "
+               "ring 0 = lowest, object_id instance id (-1 none), range m")
+
+
+def load_document(bl_scene):
+    """The parsed source document of the scene's last import (``scene.rscene.source``), or None."""
+    props = getattr(bl_scene, "rscene", None)
+    name = props.source if props is not None else ""
+    text = bpy.data.texts.get(name) if name else None
+    if text is None:
+        return None
+    return rscene.loads(text.as_string(), text.get("rscene_path") or text.name, lazy=True)
+
+
+def _objects_by_uid(bl_scene, source: str) -> dict:
+    out = {}
+    if not source or not hasattr(bpy.types.Object, "rscene"):
+        return out
+    for ob in bl_scene.objects:
+        if ob.rscene.source == source and ob.rscene.uid >= 0:
+            out.setdefault(ob.rscene.uid, ob)
+    return out
+
+
+def _blender_camera_spec(ob, bl_scene) -> plan_mod.SensorSpec:
+    k = intrinsics_of_blender_camera(ob, bl_scene)
+    return plan_mod.SensorSpec(name=ob.name, kind="camera", source="blender",
+                               products=plan_mod.CAMERA_PRODUCTS, object_name=ob.name, intrinsics=k,
+                               near=ob.data.clip_start, far=ob.data.clip_end)
+
+
+def _frames(bl_scene, frames) -> list[int]:
+    if frames is None:
+        return list(range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1)))
+    if isinstance(frames, str):
+        return list(parse_frame_range(frames))
+    if isinstance(frames, int):
+        return [frames]
+    return [int(f) for f in frames]
+
+
+class RenderJob:
+    """One run. ``steps()`` yields the fraction done after each unit of work; ``result`` then holds
+    what :func:`render_scene` returns."""
+
+    def __init__(self, bl_scene, out_dir, frames=None, samples=None, sensors=None, options=None, chunk=None,
+                 report=None) -> None:
+        self.bl_scene = bl_scene
+        self.out_dir = os.path.abspath(os.fspath(out_dir))
+        self.frames = _frames(bl_scene, frames)
+        self.options = options or plan_mod.RenderOptions()
+        if samples is not None:
+            self.options = dataclasses.replace(self.options, samples=int(samples))
+        self.chunk = chunk
+        self.warnings: list[str] = []
+        self._report = report
+        self.status = ""
+        self.doc = load_document(bl_scene)
+        self.specs = self._plan(plan_mod.split_names(sensors))
+        self.clock = FrameClock(bl_scene.frame_start, bl_scene.render.fps, bl_scene.render.fps_base)
+        # Blender stores gravity as float32: take the shortest decimal that round-trips it (-9.81, not
+        # -9.8100004196167)
+        self.gravity = tuple(float(np.format_float_positional(np.float32(g), unique=True))
+                             for g in bl_scene.gravity)
+        self.result: dict = {}
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+        if self._report:
+            self._report("WARNING", message)
+
+    # -- planning ----------------------------------------------------------------------------------
+
+    def _plan(self, names: list[str]) -> list:
+        specs = plan_mod.specs_from_document(self.doc) if self.doc is not None else []
+        source = self.bl_scene.rscene.source if hasattr(self.bl_scene, "rscene") else ""
+        self.objects_by_uid = _objects_by_uid(self.bl_scene, source)
+        chosen, unmatched = plan_mod.select_specs(specs, names)
+        for name in unmatched:
+            ob = bpy.data.objects.get(name)
+            if ob is None or ob.type != "CAMERA":
+                raise ValueError(f"unknown sensor {name!r}: not a camera/sensor record path or id, nor a "
+                                 "Blender camera object")
+            if ob.rscene.kind == "camera" and ob.rscene.uid >= 0:
+                chosen += [s for s in specs if s.uid == ob.rscene.uid and s not in chosen]
+            else:
+                chosen.append(_blender_camera_spec(ob, self.bl_scene))
+        camera = self.bl_scene.camera
+        if not names and not specs and camera is not None and camera.type == "CAMERA":
+            chosen.append(_blender_camera_spec(camera, self.bl_scene))
+        result = []
+        for spec in chosen:
+            for note in spec.notes:
+                self.warn(note)
+            if not spec.products:
+                continue
+            spec = spec.with_products(self.options.products)
+            if spec.products:
+                result.append(spec)
+        for spec in result:
+            if spec.kind == "lidar" and pattern_for(spec) is None:
+                self.warn(f"{spec.name}: lidar needs lidarChannels, lidarSamples and updateRate > 0; skipped")
+            if spec.kind == "imu" and spec.update_rate <= 0:
+                self.warn(f"{spec.name}: IMU needs updateRate > 0; skipped")
+        return [s for s in result if not (s.kind == "lidar" and pattern_for(s) is None)
+                and not (s.kind == "imu" and s.update_rate <= 0)]
+
+    def _samples(self) -> int:
+        if self.doc is not None:
+            preset = self.doc.setting("rayrai_render").get("preset")
+            return plan_mod.samples_for_preset(preset, self.options.samples)
+        base = int(self.bl_scene.cycles.samples)
+        return min(base, self.options.samples) if self.options.samples else base
+
+    def _view_layer(self):
+        context_layer = getattr(bpy.context, "view_layer", None)
+        if context_layer is not None and bpy.context.scene == self.bl_scene:
+            return context_layer
+        return next((v for v in self.bl_scene.view_layers if v.use), self.bl_scene.view_layers[0])
+
+    # -- the run -----------------------------------------------------------------------------------
+
+    def run(self, progress=None, cancel=None) -> dict:
+        steps = self.steps()
+        for fraction in steps:
+            if progress is not None:
+                progress(fraction, self.status)
+            if cancel is not None and cancel():
+                steps.close()
+                self.result["cancelled"] = True
+                break
+        return self.result
+
+    def steps(self):
+        sc = self.bl_scene
+        cameras = [s for s in self.specs if s.is_camera]
+        lidars = [s for s in self.specs if s.kind == "lidar"]
+        imus = [s for s in self.specs if s.kind == "imu"]
+        total = max(1, len(self.frames) * (len(cameras) + len(lidars) + len(imus)))
+        done = 0
+        state = SceneState()
+        frame_before, subframe_before = sc.frame_current, sc.frame_subframe
+        os.makedirs(self.out_dir, exist_ok=True)
+        tmp_dir = tempfile.mkdtemp(prefix=".rscene-render-", dir=self.out_dir)
+        samples = self._samples()
+        exact_ids = self.options.exact_ids and any("segmentation" in s.products for s in cameras)
+        manifest = RenderManifest()
+        written: list[str] = []
+        timings = {"camera_render_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
+        complete = False
+        self.result = {"out_dir": self.out_dir, "frames": list(self.frames), "sensors": {}, "files": written,
+                       "warnings": self.warnings, "timings": timings, "cancelled": False, "manifest": None}
+        try:
+            view_layer = self._view_layer()
+            entities = EntityIndex(sc, self.doc)
+            entities.assign_pass_indices(state, self.warn)
+            renderer = None
+            if cameras:
+                renderer = CameraRenderer(sc, view_layer, state, self.options, entities, samples, exact_ids,
+                                          self.out_dir, tmp_dir, self._report)
+            rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
+            sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
+            poses = PoseTable(sources)
+            self._register_sensors(manifest, cameras, lidars, imus)
+            manifest.metadata.update(self._metadata(samples, exact_ids and renderer is not None, entities))
+            needed = set()
+            for f in self.frames:
+                needed.add(f)
+                if lidars:
+                    needed.add(f + 1)
+                if imus:
+                    needed.update((f - 1, f + 1, f + 2))
+            self.status = "reading sensor poses"
+            poses.sample(sc, needed)
+            yield 0.0
+            for frame in self.frames:
+                frame_t0 = time.perf_counter()
+                sc.frame_set(frame)
+                t_start = self.clock.time(frame)
+                depsgraph = self._depsgraph(view_layer)
+                boxes = None
+                if any("segmentation" in s.products for s in cameras):
+                    boxes = boxes_3d(depsgraph, entities)
+                for spec in cameras:
+                    self.status = f"frame {frame}: {spec.name}"
+                    pose = poses.get(spec.name, frame)
+                    t0 = time.perf_counter()
+                    rendered = renderer.render(rigs[spec.name], frame, pose)
+                    timings["camera_render_s"].append(time.perf_counter() - t0)
+                    manifest.add_frame(spec.name, frame, camera_to_world=pose @ RAISIM_TO_CV, time=t_start)
+                    self._record(spec, frame, renderer.write(spec, frame, rendered, manifest, boxes), written)
+                    done += 1
+                    yield done / total
+                if lidars:
+                    t0 = time.perf_counter()
+                    bvh = SceneBVH(depsgraph, entities)
+                    for spec in lidars:
+                        self.status = f"frame {frame}: {spec.name}"
+                        self._lidar_frame(spec, frame, bvh, poses, manifest, written)
+                        done += 1
+                        yield done / total
+                    timings["lidar_s"].append(time.perf_counter() - t0)
+                for spec in imus:
+                    self.status = f"frame {frame}: {spec.name}"
+                    t0 = time.perf_counter()
+                    self._imu_frame(spec, frame, poses, manifest, written, self.gravity)
+                    timings["imu_s"].append(time.perf_counter() - t0)
+                    done += 1
+                    yield done / total
+                timings["frame_s"].append(time.perf_counter() - frame_t0)
+            complete = True
+            self.status = "done"
+        finally:
+            state.restore()
+            sc.frame_set(frame_before, subframe=subframe_before)
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+            manifest.metadata["complete"] = complete
+            path = os.path.join(self.out_dir, manifest_filename(self.chunk))
+            manifest.write(path)
+            self.result["manifest"] = path
+            self.result["cancelled"] = not complete
+
+    def _depsgraph(self, view_layer):
+        if bpy.context.scene == self.bl_scene and getattr(bpy.context, "view_layer", None) == view_layer:
+            return bpy.context.evaluated_depsgraph_get()
+        view_layer.update()
+        return view_layer.depsgraph
+
+    def _record(self, spec, frame: int, paths: list[str], written: list[str]) -> None:
+        written.extend(paths)
+        per_sensor = self.result["sensors"].setdefault(spec.name, {})
+        per_frame = per_sensor.setdefault(frame, {})
+        for rel in paths:
+            stem, ext = os.path.basename(rel).rsplit(".", 1)
+            per_frame[f"{stem.rsplit('_', 1)[0]}.{ext}"] = os.path.join(self.out_dir, *rel.split("/"))
+
+    def _register_sensors(self, manifest, cameras, lidars, imus) -> None:
+        for spec in cameras:
+            manifest.add_sensor(spec.name, spec.kind, spec.intrinsics, spec.near, spec.far, spec.properties())
+        for spec in lidars:
+            props = spec.properties()
+            pattern = pattern_for(spec)
+            props["pattern"] = {
+                "channels": pattern.channels, "samples_per_revolution": pattern.samples_per_revolution,
+                "elevations_deg": pattern.elevations_deg(), "horizontal_fov_deg": pattern.horizontal_fov_deg,
+                "update_rate_hz": pattern.update_rate_hz, "ray_order": "column * channels + ring",
+                "sensor_frame": "+x forward, +y left, +z up",
+            }
+            manifest.add_sensor(spec.name, "lidar", properties=props)
+        for spec in imus:
+            manifest.add_sensor(spec.name, "imu", properties=spec.properties())
+
+    def _metadata(self, samples: int, exact_ids: bool, entities) -> dict:
+        sc = self.bl_scene
+        meta = {
+            "generator": "rscene_addon.render",
+            "blender": bpy.app.version_string,
+            "scene": self.doc.path if self.doc is not None else (bpy.data.filepath or sc.name),
+            "engine": "CYCLES",
+            "samples": samples,
+            "denoise": bool(self.options.denoise),
+            "filter_width_px": 0.01 if exact_ids else float(sc.cycles.filter_width),
+            "fps": self.clock.rate,
+            "frame_start": self.clock.frame_start,
+            "time": "t = (frame - frame_start) / fps; frame f covers [t(f), t(f + 1))",
+            "frames": list(self.frames),
+            "segmentation": entities.table.id_map(),
+            "gravity": list(self.gravity),
+        }
+        if self.chunk is not None:
+            meta["chunk"] = f"{self.chunk[0]}/{self.chunk[1]}"
+        return meta
+
+    # -- lidar and IMU -----------------------------------------------------------------------------
+
+    def _lidar_frame(self, spec, frame: int, bvh, poses, manifest, written) -> None:
+        pattern = pattern_for(spec)
+        t0, t1 = self.clock.window(frame)
+        pose0, pose1 = poses.get(spec.name, frame), poses.get(spec.name, frame + 1)
+        points = sweep(bvh, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"], spec.lidar["max_range"])
+        manifest.add_sensor_pose(spec.name, frame, pose0, time=t0)
+        paths = []
+        p, q = pose_to_pq(pose0)
+        for fmt in self.options.lidar_formats:
+            rel = manifest.add_output(spec.name, frame, "points", fmt, points.shape, LIDAR_DTYPE, LIDAR_UNITS)
+            full = os.path.join(self.out_dir, *rel.split("/"))
+            if fmt == "npy":
+                write_npy(full, points)
+            elif fmt == "ply":
+                write_ply(full, points, comments=(f"rscene lidar {spec.name} frame {frame}",
+                                                  "points in the sensor frame at firing time (m)"))
+            else:
+                write_pcd(full, points, viewpoint=tuple(p) + tuple(q))
+            paths.append(rel)
+        self._record(spec, frame, paths, written)
+
+    def _imu_frame(self, spec, frame: int, poses, manifest, written, gravity) -> None:
+        t0, t1 = self.clock.window(frame)
+        frames = [frame - 1, frame, frame + 1, frame + 2]
+        times = np.array([self.clock.time(f) for f in frames])
+        pq = [pose_to_pq(poses.get(spec.name, f)) for f in frames]
+        positions = np.array([a for a, _ in pq])
+        quats = np.array([b for _, b in pq])
+        ticks = tick_range(t0, t1, spec.update_rate)
+        if len(ticks):
+            readings = simulate_imu(times, positions, quats, spec.update_rate, gravity=tuple(gravity),
+                                    t_start=ticks[0] / spec.update_rate, t_end=ticks[-1] / spec.update_rate)
+            t, force, gyro = readings.time, readings.specific_force, readings.angular_velocity
+            if spec.has_noise:
+                force = add_gaussian_noise(force, spec.noise_mean, spec.noise_stddev, spec.noise_seed, frame,
+                                           "imu_accel")
+                gyro = add_gaussian_noise(gyro, spec.noise_mean, spec.noise_stddev, spec.noise_seed, frame,
+                                          "imu_gyro")
+        else:
+            t, force, gyro = np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
+        manifest.add_sensor_pose(spec.name, frame, poses.get(spec.name, frame), time=t0)
+        rel = manifest.add_output(spec.name, frame, "imu", "csv", (len(t), 7), np.float64, IMU_UNITS)
+        write_imu_csv(os.path.join(self.out_dir, *rel.split("/")), t, force, gyro)
+        self._record(spec, frame, [rel], written)
+
+
+def render_scene(bl_scene, out_dir, frames=None, samples=None, sensors=None, progress=None, cancel=None, *,
+                 options=None, chunk=None, report=None) -> dict:
+    """Render every chosen sensor over ``frames`` into ``out_dir``; returns what was written.
+
+    ``frames``: iterable of frame numbers, ``"1-48"``-style text, or None (the scene's range).
+    ``samples`` caps Cycles samples (the rayrai_render preset sets them otherwise). ``sensors``: names
+    (comma list or list) of records (path, id, last path segment) or Blender camera objects; None: every
+    enabled camera and sensor record (the scene camera if the scene came from no .rscene).
+    ``progress(fraction, message)`` is called after each step; ``cancel()`` returning True stops the
+    run between steps. ``options``: :class:`~.plan.RenderOptions`; ``chunk``: ``(K, N)`` names the
+    manifest ``manifest_chunkK-of-N.json``; ``report(level, message)`` receives warnings.
+
+    Returns ``{"out_dir", "manifest" (path), "files" (relative paths written), "sensors" ({name:
+    {frame: {"layer.ext": absolute path}}}), "frames", "warnings", "timings" (seconds: per camera
+    render, per lidar frame, per IMU frame, per frame), "cancelled"}``.
+    """
+    job = RenderJob(bl_scene, out_dir, frames, samples, sensors, options, chunk, report)
+    return job.run(progress, cancel)

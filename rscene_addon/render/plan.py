@@ -1,0 +1,273 @@
+"""What to render: one :class:`SensorSpec` per ``camera``/``sensor`` record, and the run's options (pure).
+
+A spec says which *products* a sensor makes (``rgb``, ``depth``, ``segmentation``, ``normal``,
+``lidar``, ``imu``), its intrinsics, noise, mount pose and lidar pattern, all read from the record
+here so the Blender side never parses fields. Products by kind:
+
+==================  ===================================================================
+``camera`` record   rgb, depth, segmentation, normal (one Cycles render makes them all)
+sensor ``rgb``      rgb (+ segmentation with ``segmentation=true``)
+sensor ``depth``    depth (+ segmentation)
+sensor ``rgb_depth`` rgb, depth (+ segmentation)
+sensor ``segmentation`` segmentation
+sensor ``lidar``    lidar
+sensor ``imu``      imu
+Blender camera      rgb, depth, segmentation, normal
+==================  ===================================================================
+
+``force_torque`` and unknown kinds make nothing (the caller is told).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ..sensors.intrinsics import CameraIntrinsics
+from ..sensors.manifest import safe_sensor_name
+
+__all__ = [
+    "CAMERA_PRODUCTS", "PRESET_SAMPLES", "RenderOptions", "SensorSpec", "samples_for_preset",
+    "select_specs", "spec_from_camera_record", "spec_from_sensor_record", "specs_from_document",
+]
+
+CAMERA_PRODUCTS = ("rgb", "depth", "segmentation", "normal")
+_SENSOR_PRODUCTS = {
+    "rgb": ("rgb",),
+    "depth": ("depth",),
+    "rgb_depth": ("rgb", "depth"),
+    "segmentation": ("segmentation",),
+    "lidar": ("lidar",),
+    "imu": ("imu",),
+}
+IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS)
+
+# rayrai_render preset -> Cycles samples per pixel (before the caller's cap). rayrai's presets are
+# raster quality levels; these are the path-tracing budgets that look comparable on CPU.
+PRESET_SAMPLES = {"fast": 16, "balanced": 64, "high": 256, "ultra": 1024, "custom": 128}
+
+
+def samples_for_preset(preset: str | None, cap: int | None = None, fallback: int = 64) -> int:
+    """Samples for a rayrai preset name (``fallback`` when unknown/None), capped by ``cap`` (>= 1)."""
+    samples = PRESET_SAMPLES.get(str(preset).lower(), fallback) if preset else fallback
+    if cap is not None:
+        if int(cap) < 1:
+            raise ValueError(f"samples must be at least 1, got {cap}")
+        samples = min(samples, int(cap))
+    return max(1, int(samples))
+
+
+@dataclass
+class RenderOptions:
+    """Run-wide settings (defaults suit CPU rendering).
+
+    ``samples`` caps the preset's samples; ``exact_ids`` sets Cycles' pixel filter to 0.01 px when an
+    id image is rendered, so every pixel's depth, id and normal come from a ray through the pixel
+    centre (no neighbour ids at edges) at the cost of aliased RGB edges; ``False`` keeps the scene's
+    filter (about 1 in 1,700 edge pixels then takes a neighbour's id). ``products`` restricts what is
+    made (e.g. ``{"rgb", "depth"}``); ``range_image`` adds Euclidean range next to planar depth;
+    ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
+    cloud files; ``rgb_bit_depth`` is 8 or 16.
+    """
+
+    samples: int | None = None
+    rgb_bit_depth: int = 8
+    denoise: bool = False
+    device: str = "CPU"
+    exact_ids: bool = True
+    range_image: bool = False
+    keep_exr: bool = False
+    lidar_formats: tuple = ("npy", "ply", "pcd")
+    products: frozenset | None = None
+    persistent_data: bool = True
+
+    def __post_init__(self) -> None:
+        if self.rgb_bit_depth not in (8, 16):
+            raise ValueError(f"rgb_bit_depth must be 8 or 16, got {self.rgb_bit_depth}")
+        if self.samples is not None and int(self.samples) < 1:
+            raise ValueError(f"samples must be at least 1, got {self.samples}")
+        unknown = set(self.lidar_formats) - {"npy", "ply", "pcd"}
+        if unknown:
+            raise ValueError(f"unknown lidar formats {sorted(unknown)}; use npy, ply, pcd")
+        if self.products is not None:
+            self.products = frozenset(self.products)
+
+
+@dataclass(frozen=True)
+class SensorSpec:
+    """One sensor to render. ``name`` is the manifest/folder name (a record path, or a Blender camera's
+    object name); ``source`` is ``"camera"`` / ``"sensor"`` (records, ``uid`` = index in the source
+    document's items) or ``"blender"`` (``object_name``). Mount pose: RaiSim frame (+x forward,
+    +z up), metres and w,x,y,z, relative to the parent body's unscaled frame (or the world)."""
+
+    name: str
+    kind: str
+    source: str
+    products: tuple
+    uid: int = -1
+    record_id: str = ""
+    object_name: str = ""
+    enabled: bool = True
+    intrinsics: CameraIntrinsics | None = None
+    near: float = 0.05
+    far: float = 100.0
+    noise_mean: float = 0.0
+    noise_stddev: float = 0.0
+    noise_seed: int = 0
+    update_rate: float = 30.0
+    parent: str = ""
+    mount_position: tuple = (0.0, 0.0, 0.0)
+    mount_quaternion: tuple = (1.0, 0.0, 0.0, 0.0)
+    lidar: dict = field(default_factory=dict)
+    notes: tuple = ()  # warnings about how the record is rendered
+
+    @property
+    def folder(self) -> str:
+        return safe_sensor_name(self.name)
+
+    @property
+    def is_camera(self) -> bool:
+        return any(p in IMAGE_PRODUCTS for p in self.products)
+
+    @property
+    def has_noise(self) -> bool:
+        return self.noise_stddev > 0.0 or self.noise_mean != 0.0
+
+    def manifest_kind(self) -> str:
+        return self.kind
+
+    def properties(self) -> dict:
+        """Plain values for the manifest's sensor entry."""
+        props = {"source": self.source, "products": list(self.products), "update_rate_hz": self.update_rate}
+        if self.record_id:
+            props["record_id"] = self.record_id
+        if self.parent:
+            props["parent"] = self.parent
+        if self.source == "sensor":
+            props["mount_position"] = list(self.mount_position)
+            props["mount_quaternion_wxyz"] = list(self.mount_quaternion)
+        if self.has_noise or self.noise_seed:
+            props["noise"] = {"mean": self.noise_mean, "stddev": self.noise_stddev, "seed": self.noise_seed}
+        if self.lidar:
+            props["lidar"] = dict(self.lidar)
+        return props
+
+    def with_products(self, allowed) -> SensorSpec:
+        if allowed is None:
+            return self
+        return replace(self, products=tuple(p for p in self.products if p in allowed))
+
+
+def _float(record, name: str, default: float = 0.0) -> float:
+    value = record.get(name)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return default
+    return value if math.isfinite(value) else default
+
+
+def spec_from_camera_record(record, uid: int) -> SensorSpec:
+    """A ``camera`` record: K from ``verticalFov`` (and ``horizontalFov`` when > 0)."""
+    width, height = int(record.get("width")), int(record.get("height"))
+    intrinsics = CameraIntrinsics.from_fov(width, height, _float(record, "verticalFov", 60.0),
+                                           _float(record, "horizontalFov"))
+    notes = ()
+    if str(record.get("projection") or "").lower().startswith("ortho"):
+        notes = (f"{record.path}: orthographic cameras are rendered as perspective (K needs a pinhole)",)
+    return SensorSpec(
+        name=record.path, kind="camera", source="camera", products=CAMERA_PRODUCTS, uid=uid,
+        record_id=record.id or "", enabled=bool(record.get("enabled")), intrinsics=intrinsics,
+        near=_float(record, "near", 0.05), far=_float(record, "far", 100.0),
+        mount_position=tuple(record.get("position")), mount_quaternion=tuple(record.get("quaternion")),
+        notes=notes,
+    )
+
+
+def spec_from_sensor_record(record, uid: int) -> SensorSpec:
+    """A ``sensor`` record: calibration wins over the field of view (see ``CameraIntrinsics``)."""
+    kind = str(record.get("kind") or "rgb").lower()
+    products = _SENSOR_PRODUCTS.get(kind, ())
+    notes = () if products else (f"{record.path}: sensor kind {kind!r} is not rendered",)
+    if kind in ("rgb", "depth", "rgb_depth") and record.get("segmentation"):
+        products = products + ("segmentation",)
+    common = dict(
+        name=record.path, kind=kind, source="sensor", products=products, uid=uid, record_id=record.id or "",
+        enabled=bool(record.get("enabled")), noise_mean=_float(record, "noiseMean"),
+        noise_stddev=max(_float(record, "noiseStddev"), 0.0), noise_seed=int(record.get("noiseSeed") or 0),
+        update_rate=_float(record, "updateRate", 30.0), parent=str(record.get("parent") or ""),
+        mount_position=tuple(record.get("position")), mount_quaternion=tuple(record.get("quaternion")),
+        near=_float(record, "nearPlane", 0.05), far=_float(record, "farPlane", 100.0),
+    )
+    intrinsics = None
+    lidar = {}
+    if any(p in IMAGE_PRODUCTS for p in products):
+        intrinsics = CameraIntrinsics.from_sensor_fields(
+            int(record.get("width")), int(record.get("height")), _float(record, "verticalFov", 60.0),
+            _float(record, "horizontalFov"), _float(record, "calibrationFx"), _float(record, "calibrationFy"),
+            _float(record, "calibrationCx"), _float(record, "calibrationCy"))
+    if kind == "lidar":
+        hfov = _float(record, "horizontalFov")
+        lidar = {
+            "channels": int(record.get("lidarChannels") or 0),
+            "samples_per_revolution": int(record.get("lidarSamples") or 0),
+            "vertical_fov_deg": _float(record, "lidarVerticalFov"),
+            "horizontal_fov_deg": hfov if 0.0 < hfov <= 360.0 else 360.0,
+            "min_range": max(_float(record, "lidarMinRange"), 0.0),
+            "max_range": _float(record, "lidarMaxRange"),
+        }
+    return SensorSpec(intrinsics=intrinsics, lidar=lidar, notes=notes, **common)
+
+
+def specs_from_document(doc) -> list[SensorSpec]:
+    """Specs for every ``camera`` and ``sensor`` record of a parsed document (enabled or not), in file
+    order; ``uid`` is the record's index in ``doc.items`` (what the importer stores as ``ob.rscene.uid``)."""
+    specs = []
+    for uid, item in enumerate(doc.items):
+        tag = getattr(item, "tag", None)
+        if tag == "camera":
+            specs.append(spec_from_camera_record(item, uid))
+        elif tag == "sensor":
+            specs.append(spec_from_sensor_record(item, uid))
+    return specs
+
+
+def _keys(spec: SensorSpec) -> set[str]:
+    keys = {spec.name, spec.folder}
+    if spec.record_id:
+        keys.add(spec.record_id)
+    if spec.object_name:
+        keys.add(spec.object_name)
+    base = spec.name.rstrip("/").rsplit("/", 1)[-1]
+    if base:
+        keys.add(base)
+    return keys
+
+
+def select_specs(specs: list[SensorSpec], names=None) -> tuple[list[SensorSpec], list[str]]:
+    """Pick specs: all enabled ones that make something when ``names`` is None/empty; otherwise each
+    name (path, folder name, record id or last path segment) picks its specs, disabled or not.
+    Returns ``(chosen in the order of specs, names that matched nothing)``."""
+    if not names:
+        return [s for s in specs if s.enabled and s.products], []
+    wanted = [n.strip() for n in names if n and n.strip()]
+    chosen, unmatched = set(), []
+    for name in wanted:
+        hits = [i for i, s in enumerate(specs) if name in _keys(s)]
+        exact = [i for i in hits if specs[i].name == name]
+        hits = exact or hits
+        if not hits:
+            unmatched.append(name)
+        chosen.update(hits)
+    return [s for i, s in enumerate(specs) if i in chosen], unmatched
+
+
+def split_names(value) -> list[str]:
+    """``"a,b" -> ["a", "b"]``; lists are split element-wise; None -> []."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    out = []
+    for item in value:
+        out.extend(part.strip() for part in str(item).split(",") if part.strip())
+    return out
