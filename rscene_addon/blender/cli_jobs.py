@@ -85,5 +85,5 @@ def demo(scene_path: str, out_dir: str, frames: int, samples: int, render: bool 
     from ..render import render_scene
     written = render_scene(bl_scene, os.path.join(out_dir, "render"), list(range(1, frames + 1)),
                            samples=samples, progress=_progress_printer("render"))
-    print(f"demo: rendered to {os.path.join(out_dir, 'render')} ({len(written) if hasattr(written, '__len__') else ''} outputs)")
+    print(f"demo: rendered to {os.path.join(out_dir, 'render')} ({len(written.get('files', ()))} files)")
     return 0

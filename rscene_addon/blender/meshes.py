@@ -35,8 +35,8 @@ def mesh_from_arrays(name: str, vertices: np.ndarray, faces: np.ndarray | list, 
     mesh.polygons.foreach_set("loop_start", starts)
     mesh.update(calc_edges=True)
     mesh.validate(clean_customdata=False)
-    if smooth and len(sizes):
-        mesh.polygons.foreach_set("use_smooth", np.ones(len(sizes), dtype=bool))
+    if len(sizes):  # set both ways: new polygons are smooth by default since Blender 4.1
+        mesh.polygons.foreach_set("use_smooth", np.full(len(sizes), smooth, dtype=bool))
     return mesh
 
 

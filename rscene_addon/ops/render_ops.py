@@ -140,7 +140,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             self._finish(context)
             self.report({"WARNING"}, "sensor render cancelled; the manifest lists what was written")
             return {"CANCELLED"}
-        if event.type != "TIMER" or event.timer != self._timer:
+        if event.type != "TIMER":
             return {"PASS_THROUGH"}
         try:
             fraction = next(self._steps)

@@ -241,7 +241,7 @@ class CameraRenderer:
             write_npy(target("instance", "npy", (h, w), np.int32, "instance id; background -1"), instance)
             write_npy(target("semantic", "npy", (h, w), np.int32, "class id; background/unlabelled 0"),
                       semantic)
-            listing = self.instance_listing(instance, semantic, boxes_3d or {})
+            listing = self.instance_listing(instance, boxes_3d or {})
             path = target("instances", "json", (len(listing),), np.dtype(object),
                           "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world")
             write_text_atomic(path, json.dumps({"frame": frame, "instances": listing}, sort_keys=True,
@@ -257,7 +257,8 @@ class CameraRenderer:
             os.unlink(rendered["exr"])
         return written
 
-    def instance_listing(self, instance, semantic, boxes_3d: dict) -> list[dict]:
+    def instance_listing(self, instance, boxes_3d: dict) -> list[dict]:
+        """Visible instances of an instance image: id, paths, class, colour, 2D box, pixels, 3D box."""
         table = self.entities.table
         by_id: dict[int, list] = {}
         for e in table.entities:

@@ -127,6 +127,12 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
         for diagnostic in exc.diagnostics[:20]:
             print_fn(f"  {diagnostic}")
         return 1
+    except ImportError as exc:
+        if exc.name not in ("bpy", "mathutils", "bpy_extras"):
+            raise
+        print_fn("error: rendering needs Blender: run inside `blender --background --python ...` or with "
+                 "the bpy module installed")
+        return 1
     except (OSError, ValueError, RuntimeError, TypeError) as exc:
         print_fn(f"error: {exc}")
         return 1

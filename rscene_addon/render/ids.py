@@ -14,7 +14,7 @@ from __future__ import annotations
 import bpy
 
 from .scene_state import SceneState
-from .segmentation import Entity, IdTable
+from .segmentation import MAX_PASS_INDEX, Entity, IdTable
 
 __all__ = ["EntityIndex", "build_entities"]
 
@@ -106,6 +106,9 @@ class EntityIndex:
         """Set ``pass_index`` on every object that renders (temporarily, through ``state``)."""
         warn = warn or (lambda message: None)
         table = self.table
+        if len(table) > MAX_PASS_INDEX:
+            raise ValueError(f"{len(table)} objects exceed Blender's {MAX_PASS_INDEX} pass indices: "
+                             "segmentation cannot tell them apart")
         claimed: dict[str, int] = {}  # collection name -> pass index it carries
         for ob in self.bl_scene.objects:
             key = self.key_of_object.get(ob.name)

@@ -4,6 +4,12 @@
 frame) so the operator can drive it from a timer and cancel between steps; :func:`render_scene` runs
 it to the end. Whatever happens (error, cancel), the scene's settings, pass indices, frame and
 active camera are restored, temporary objects removed, and the manifest of what was written saved.
+
+Which records: those of the scene's last import (``scene.rscene.source``). A ``camera`` record keeps
+its record's intrinsics (the Blender camera object only gives the pose). Limits: lidar rays and 3D
+boxes use the viewport-evaluated scene (objects hidden in the viewport are unseen, modifiers at their
+viewport levels), while Cycles renders the render-evaluated scene; the importer keeps both alike.
+Output frame ``f`` covers scene time ``[t(f), t(f + 1))`` also for stepped frame ranges.
 """
 from __future__ import annotations
 
@@ -21,9 +27,8 @@ from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
-from ..sensors.frames import R_RAISIM_FROM_OPENCV
 from . import plan as plan_mod
-from .cameras import CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
+from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .ids import EntityIndex
 from .outputs import RenderManifest, manifest_filename
 from .poses import PoseTable, source_for
@@ -33,11 +38,9 @@ from .timing import FrameClock, pose_to_pq, tick_range
 
 __all__ = ["RenderJob", "load_document", "render_scene"]
 
-RAISIM_TO_CV = np.eye(4)
-RAISIM_TO_CV[:3, :3] = R_RAISIM_FROM_OPENCV
 IMU_UNITS = "time s, specific force m/s^2 (sensor frame), angular velocity rad/s (sensor frame)"
 LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incidence|, t s (scene time), "
-               "ring 0 = lowest, object_id instance id (-1 none), range m")
+               "ring 0 = lowest, object_id instance id (-1 none), range m (with the record's noise)")
 
 
 def load_document(bl_scene):
@@ -119,8 +122,9 @@ class RenderJob:
             if ob is None or ob.type != "CAMERA":
                 raise ValueError(f"unknown sensor {name!r}: not a camera/sensor record path or id, nor a "
                                  "Blender camera object")
-            if ob.rscene.kind == "camera" and ob.rscene.uid >= 0:
-                chosen += [s for s in specs if s.uid == ob.rscene.uid and s not in chosen]
+            props = getattr(ob, "rscene", None)
+            if props is not None and props.kind == "camera" and props.uid >= 0:
+                chosen += [s for s in specs if s.uid == props.uid and s not in chosen]
             else:
                 chosen.append(_blender_camera_spec(ob, self.bl_scene))
         camera = self.bl_scene.camera
@@ -191,7 +195,8 @@ class RenderJob:
         try:
             view_layer = self._view_layer()
             entities = EntityIndex(sc, self.doc)
-            entities.assign_pass_indices(state, self.warn)
+            if any("segmentation" in s.products for s in cameras):
+                entities.assign_pass_indices(state, self.warn)
             renderer = None
             if cameras:
                 renderer = CameraRenderer(sc, view_layer, state, self.options, entities, samples, exact_ids,
@@ -315,7 +320,9 @@ class RenderJob:
         pattern = pattern_for(spec)
         t0, t1 = self.clock.window(frame)
         pose0, pose1 = poses.get(spec.name, frame), poses.get(spec.name, frame + 1)
-        points = sweep(bvh, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"], spec.lidar["max_range"])
+        noise = (spec.noise_mean, spec.noise_stddev, spec.noise_seed, frame) if spec.has_noise else None
+        points = sweep(bvh, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"], spec.lidar["max_range"],
+                       noise)
         manifest.add_sensor_pose(spec.name, frame, pose0, time=t0)
         paths = []
         p, q = pose_to_pq(pose0)

@@ -13,6 +13,7 @@ import numpy as np
 from mathutils.bvhtree import BVHTree
 
 from ..sensors.lidar import LidarPattern, hits_to_points
+from ..sensors.noise import add_depth_noise
 from ..sensors.writers import POINT_DTYPE
 from .ids import GEOMETRY_TYPES
 from .timing import interpolate_poses
@@ -117,14 +118,15 @@ def pattern_for(spec) -> LidarPattern | None:
 
 
 def sweep(bvh: SceneBVH, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_end,
-          min_range: float = 0.0, max_range: float = 0.0) -> np.ndarray:
+          min_range: float = 0.0, max_range: float = 0.0, noise=None) -> np.ndarray:
     """Returns of the rays fired in ``[t0, t1)`` (s) as a :data:`LIDAR_DTYPE` array, misses and
     out-of-range returns dropped, in firing order.
 
     ``pose_start``/``pose_end``: sensor-to-world 4x4 (RaiSim sensor frame) at ``t0`` and ``t1``.
     Points are in the sensor frame at each ray's firing time (as a spinning lidar reports them,
     without motion compensation); intensity is ``|cos|`` of the incidence angle (no material model).
-    Time ``0`` is the scan start, i.e. scene time 0 (see :mod:`.timing`).
+    Time ``0`` is the scan start, i.e. scene time 0 (see :mod:`.timing`). ``noise``: ``(mean, stddev,
+    seed, frame)`` adds seeded Gaussian noise (m) to every fired ray's range before range limits apply.
     """
     fired = pattern.rays_in_window(t0, t1, scan_start=0.0)
     local = pattern.ray_directions()[fired.ray_index]
@@ -134,6 +136,9 @@ def sweep(bvh: SceneBVH, pattern: LidarPattern, t0: float, t1: float, pose_start
     world = np.einsum("mij,mj->mi", rotations, local)
     limit = max_range if max_range and max_range > 0 else 1.0e12
     distance, normal, ids = bvh.cast(origins, world, limit)
+    if noise is not None:
+        mean, stddev, seed, frame = noise
+        distance = add_depth_noise(distance, mean, stddev, seed, frame, "lidar")
     points, valid = hits_to_points(local, distance, min_range, max_range, keep_misses=True)
     out = np.zeros(int(valid.sum()), dtype=LIDAR_DTYPE)
     out["x"], out["y"], out["z"] = points[valid, 0], points[valid, 1], points[valid, 2]

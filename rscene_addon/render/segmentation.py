@@ -60,8 +60,6 @@ class IdTable:
         keys = [e.key for e in entities]
         if len(set(keys)) != len(keys):
             raise ValueError("entity keys must be unique")
-        if len(entities) > MAX_PASS_INDEX:
-            raise ValueError(f"{len(entities)} objects exceed Blender's {MAX_PASS_INDEX} pass indices")
         self.entities = entities
         explicit = [e.explicit_id for e in entities if e.explicit_id >= 0]
         offset = max(explicit, default=0)

@@ -45,3 +45,18 @@ def blank(empty_blend):
 
         rscene_addon.register()
     yield bpy
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _unregister_at_exit():
+    """bpy 4.5 hangs at interpreter exit while add-on classes are registered: unregister at the end."""
+    yield
+    import sys
+
+    if "bpy" in sys.modules:
+        import bpy
+
+        if hasattr(bpy.types.Object, "rscene"):
+            import rscene_addon
+
+            rscene_addon.unregister()

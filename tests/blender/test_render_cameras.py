@@ -224,3 +224,61 @@ def test_render_leaves_the_scene_as_it_was(render_env, tmp_path):
     assert scene.camera == camera
     assert set(bpy.data.objects.keys()) == before_objects
     assert set(bpy.data.cameras.keys()) == before_cameras
+
+
+def test_shared_collection_instances_and_geometry_nodes_get_their_own_ids(render_env, tmp_path):
+    """Two empties instancing one collection (as two records using the same mesh file do) and a
+    Geometry Nodes instancer: three entities, three ids, in the image and in lidar returns."""
+    scene = bpy.context.scene
+    mesh = bpy.data.meshes.new("quad")
+    mesh.from_pydata([(0, -0.4, -0.4), (0, 0.4, -0.4), (0, 0.4, 0.4), (0, -0.4, 0.4)], [], [(0, 3, 2, 1)])
+    part = bpy.data.objects.new("Part", mesh)
+    asset = bpy.data.collections.new("asset")
+    asset.objects.link(part)
+    for name, y in (("Left", 1.0), ("Right", -1.0)):
+        empty = bpy.data.objects.new(name, None)
+        empty.instance_type, empty.instance_collection = "COLLECTION", asset
+        empty.location = (0, y, 0)
+        scene.collection.objects.link(empty)
+    points = bpy.data.meshes.new("points")
+    points.from_pydata([(0, 0, 1.2)], [], [])
+    spawner = bpy.data.objects.new("Spawner", points)
+    scene.collection.objects.link(spawner)
+    group = bpy.data.node_groups.new("spawn", "GeometryNodeTree")
+    group.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    group.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes = group.nodes
+    gin, gout = nodes.new("NodeGroupInput"), nodes.new("NodeGroupOutput")
+    on_points, info = nodes.new("GeometryNodeInstanceOnPoints"), nodes.new("GeometryNodeObjectInfo")
+    info.inputs["Object"].default_value = part
+    group.links.new(gin.outputs[0], on_points.inputs["Points"])
+    group.links.new(info.outputs["Geometry"], on_points.inputs["Instance"])
+    group.links.new(on_points.outputs["Instances"], gout.inputs[0])
+    spawner.modifiers.new("spawn", "NODES").node_group = group
+    cam = bpy.data.objects.new("Eye", bpy.data.cameras.new("Eye"))
+    scene.collection.objects.link(cam)
+    cam.location = (-6, 0, 0.4)
+    cam.rotation_euler = (math.radians(90), 0.0, math.radians(-90))
+    scene.render.resolution_x, scene.render.resolution_y = 48, 32
+    out = tmp_path / "out"
+    render_scene(scene, out, [1], samples=1, sensors=["Eye"])
+    instance = _load(out, "Eye/instance_00001.npy")
+    seg = json.loads((out / "manifest.json").read_text())["metadata"]["segmentation"]["instances"]
+    ids = {entry[0]["name"]: int(i) for i, entry in seg.items()}
+    assert set(ids) == {"Left", "Right", "Spawner"}
+    assert set(np.unique(instance)) == {-1, *ids.values()}
+    cols = {name: np.nonzero(instance == i)[1].mean() for name, i in ids.items()}
+    assert cols["Left"] < cols["Spawner"] < cols["Right"]  # +y is the image's left for this camera
+    rows = {name: np.nonzero(instance == i)[0].mean() for name, i in ids.items()}
+    assert rows["Spawner"] < rows["Left"]  # higher up
+    assert bpy.data.objects["Right"].instance_collection == asset  # the temporary copy is gone
+    assert not any("render copy" in c.name for c in bpy.data.collections)
+    # lidar returns carry the same ids: one world-space BVH over the evaluated instances
+    from rscene_addon.render.ids import EntityIndex
+    from rscene_addon.render.raycast import SceneBVH
+    bvh = SceneBVH(bpy.context.evaluated_depsgraph_get(), EntityIndex(scene))
+    origins = np.array([[-6.0, 1.0, 0.0], [-6.0, -1.0, 0.0], [-6.0, 0.0, 1.2], [-6.0, 0.0, -3.0]])
+    distance, normal, hit_ids = bvh.cast(origins, np.tile([1.0, 0.0, 0.0], (4, 1)), 100.0)
+    assert hit_ids.tolist() == [ids["Left"], ids["Right"], ids["Spawner"], -1]
+    assert distance[:3] == pytest.approx([6.0, 6.0, 6.0], abs=1e-5) and np.isinf(distance[3])
+    assert normal[:3] == pytest.approx(np.tile([-1.0, 0.0, 0.0], (3, 1)), abs=1e-6)

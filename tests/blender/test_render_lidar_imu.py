@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.render import render_scene
+from rscene_addon.sensors.noise import gaussian_noise
 from rscene_addon.sensors.writers import read_pcd, read_ply
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures
     BOX, _session_registration, import_scene, render_env)
@@ -112,3 +113,18 @@ def test_imu_on_a_turning_body_reads_its_rate_and_centripetal_force(render_env, 
     # 1 m from the axis at 1 rad/s: 1 m/s^2 towards the axis (sensor -x), plus +g on z
     assert table[:, 1:4] == pytest.approx(np.tile([-1.0, 0.0, 9.81], (len(table), 1)), abs=2e-3)
     assert math.isclose(table[0, 0], 3 / 60)
+
+
+def test_lidar_range_noise_is_seeded_per_frame(render_env, tmp_path):
+    noisy = LIDAR.replace("/World/Lidar", "/World/Noisy") + " noiseStddev=0.05 noiseSeed=4"
+    scene = import_scene(tmp_path, BOX, LIDAR, noisy)
+    scene.render.fps, scene.render.fps_base = 24, 1.0
+    out = tmp_path / "out"
+    render_scene(scene, out, [2])
+    clean = np.load(out / "World.Lidar/points_00002.npy")
+    points = np.load(out / "World.Noisy/points_00002.npy")
+    # noise is drawn for all 24 fired rays in firing order; the hits are rays 12, 13, 14 (column 4)
+    expected = clean["range"].astype(np.float64) + gaussian_noise(24, 0.0, 0.05, 4, 2, "lidar")[12:15]
+    assert points["range"] == pytest.approx(expected, abs=1e-5)
+    assert np.linalg.norm(np.stack([points["x"], points["y"], points["z"]], axis=1), axis=1) == \
+        pytest.approx(points["range"], abs=1e-5)

@@ -159,6 +159,10 @@ def test_operator_renders_with_the_scene_settings(render_env, tmp_path):
     assert bpy.ops.rscene.render_sensors(sensors="/World/Lidar", frame_start=5, frame_end=5,
                                          output_dir=str(tmp_path / "op2")) == {"FINISHED"}
     assert _data_files(tmp_path / "op2") == {f"World.Lidar/points_00005.{e}" for e in ("npy", "ply", "pcd")}
+    # invoked (as from the panel's button): in background mode it runs to the end at once
+    assert bpy.ops.rscene.render_sensors("INVOKE_DEFAULT", sensors="/World/Lidar", frame_start=6, frame_end=6,
+                                         output_dir=str(tmp_path / "op3")) == {"FINISHED"}
+    assert "World.Lidar/points_00006.npy" in _data_files(tmp_path / "op3")
     assert hasattr(bpy.types, "RSCENE_PT_render_sensors")
 
 
