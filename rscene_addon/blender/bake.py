@@ -32,10 +32,11 @@ def _write_channel(action, ob, data_path: str, index: int, frames: np.ndarray, v
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
-def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None) -> int:
+def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, skip=()) -> int:
     """Key every body of ``trajectory`` that has a Blender object; returns how many were baked.
 
-    ``trajectory`` has names (N,), position (F,N,3) and quaternion (F,N,4) w,x,y,z.
+    ``trajectory`` has names (N,), position (F,N,3) and quaternion (F,N,4) w,x,y,z. Bodies named in
+    ``skip`` (kinematic bodies driven by their own animation) keep their keys.
     """
     objects = nodes_by_path(bl_scene)
     frames = frame_start + np.arange(len(trajectory.time), dtype=np.float32)
@@ -49,7 +50,7 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None) -
     names = [str(n) for n in trajectory.names]
     for i, name in enumerate(names):
         ob = objects.get(name)
-        if ob is None:
+        if ob is None or name in skip:
             continue
         clear_object_bake(ob)
         ob.rotation_mode = "QUATERNION"
@@ -97,6 +98,33 @@ def keyed_values(ob, data_path: str, index: int) -> np.ndarray:
     co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
     fcurve.keyframe_points.foreach_get("co", co)
     return co.reshape(-1, 2)
+
+
+def kinematic_tracks(bl_scene, frame_start: int, frame_count: int) -> dict:
+    """Animated kinematic bodies: record path -> (positions (F,3), quaternions (F,4)) sampled per frame.
+
+    Only objects whose body mode is kinematic and whose animation is not a simulation bake count; the
+    scene is stepped once per frame (no per-key work) and returned to the frame it was on.
+    """
+    animated = [ob for ob in bl_scene.objects
+                if ob.rscene.kind == "object" and ob.rscene.body_mode == "kinematic"
+                and ob.animation_data is not None and ob.animation_data.action is not None
+                and not ob.animation_data.action.get(BAKE_TAG)]
+    if not animated:
+        return {}
+    current = bl_scene.frame_current
+    positions = np.zeros((len(animated), frame_count, 3))
+    quaternions = np.zeros((len(animated), frame_count, 4))
+    try:
+        for f in range(frame_count):
+            bl_scene.frame_set(frame_start + f)
+            for k, ob in enumerate(animated):
+                location, rotation, _ = ob.matrix_world.decompose()
+                positions[k, f] = location
+                quaternions[k, f] = rotation
+    finally:
+        bl_scene.frame_set(current)
+    return {ob.rscene.path: (positions[k], quaternions[k]) for k, ob in enumerate(animated)}
 
 
 def current_scene_model(bl_scene):

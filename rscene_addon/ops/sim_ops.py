@@ -36,18 +36,23 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return frames / fps, fps
 
     def execute(self, context):
-        from ..blender.bake import current_scene_model
+        from ..blender.bake import current_scene_model, kinematic_tracks
         from ..sim import simulate
         duration, fps = self._duration(context)
-        scene = current_scene_model(context.scene)  # read Blender on the main thread
+        # read Blender on the main thread: the pose at the start frame and the animated kinematic bodies
+        context.scene.frame_set(self.frame_start)
+        scene = current_scene_model(context.scene)
+        self._tracks = kinematic_tracks(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
+        tracks = self._tracks
         substeps = self.substeps or None
         if context.window is None or bpy.app.background:
-            return self._finish(context, simulate(scene, duration, fps, substeps=substeps))
+            return self._finish(context, simulate(scene, duration, fps, substeps=substeps,
+                                                  kinematic_tracks=tracks))
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
 
         def work():
             try:
-                self._result = simulate(scene, duration, fps, substeps=substeps,
+                self._result = simulate(scene, duration, fps, substeps=substeps, kinematic_tracks=tracks,
                                         progress=lambda f: setattr(self, "_fraction", f),
                                         cancel=lambda: self._cancelled)
             except Exception as exc:  # noqa: BLE001 - reported on the main thread
@@ -81,7 +86,7 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
 
     def _finish(self, context, trajectory):
         from ..blender.bake import bake_trajectory
-        count = bake_trajectory(context.scene, trajectory, self.frame_start)
+        count = bake_trajectory(context.scene, trajectory, self.frame_start, skip=set(self._tracks))
         self.report({"INFO"}, f"baked {count} bodies over {len(trajectory.time)} frames")
         return {"FINISHED"}
 

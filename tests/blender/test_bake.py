@@ -32,3 +32,25 @@ def test_bake_operator_keys_match_the_simulated_trajectory(blank):
     assert bpy.ops.rscene.clear_bake() == {"FINISHED"}
     assert crate.animation_data is None or crate.animation_data.action is None
     assert not [a for a in bpy.data.actions if a.get(bake.BAKE_TAG)]
+
+
+def test_animated_kinematic_body_drives_the_simulation(blank, tmp_path):
+    path = tmp_path / "push.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "object /World/Ground ground 0 0 0 1 0 0 0 10 10 1 0.5 1 1 default - false true false - static true 1 18446744073709551615\n"
+        "object /World/Pusher box -1 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - kinematic true 1 18446744073709551615\n"
+        "object /World/Crate box 0.5 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 30
+    pusher = next(ob for ob in scene.objects if ob.rscene.path == "/World/Pusher")
+    crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
+    pusher.location = (-1.0, 0.0, 0.25)
+    pusher.keyframe_insert("location", frame=1)  # two user keys, not a bake loop
+    pusher.location = (0.5, 0.0, 0.25)
+    pusher.keyframe_insert("location", frame=31)
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=31) == {"FINISHED"}
+    scene.frame_set(31)
+    assert pusher.location.x == pytest.approx(0.5)  # the user's animation is kept, not baked over
+    assert crate.location.x > 0.6  # and it pushed the crate
