@@ -39,6 +39,30 @@ class ImportOptions:
     import_world: bool = True
 
 
+_ALL_GROUPS = 2**64 - 1
+
+
+def _set_node_props(props, record, mode: str) -> None:
+    """Copy the editable physics fields; values equal to the property defaults are not written
+    (each PropertyGroup write costs microseconds, and scenes have tens of thousands of objects)."""
+    if mode != "dynamic":
+        props.body_mode = mode
+    mass = max(record.get("mass"), 0.0)
+    if mass != 1.0:
+        props.mass = mass
+    if not record.get("collidable"):
+        props.collidable = False
+    group, mask = record.get("collisionGroup"), record.get("collisionMask")
+    if group != 1:
+        props.collision_group = str(group)
+    if mask != _ALL_GROUPS:
+        props.collision_mask = str(mask)
+    if record.has("semanticClass"):
+        props.semantic_class = record.get("semanticClass")
+    if record.has("instanceId"):
+        props.instance_id = max(int(record.get("instanceId")), -1)
+
+
 class SceneBuilder:
     """Builds one scene model into ``bl_scene``. ``report(level, message)`` receives warnings."""
 
@@ -210,15 +234,7 @@ class SceneBuilder:
             self.assets.attach(ob, record, self.options.placeholders, self.meshes)
         elif data is not None:
             assign_object_material(ob, self.material(record.get("material")))
-        props = ob.rscene
-        props.body_mode = mode
-        props.mass = max(record.get("mass"), 0.0)
-        props.collidable = record.get("collidable")
-        props.collision_group = str(record.get("collisionGroup"))
-        props.collision_mask = str(record.get("collisionMask"))
-        if record.schema.field("semanticClass"):
-            props.semantic_class = record.get("semanticClass") or ""
-            props.instance_id = max(int(record.get("instanceId") or -1), -1)
+        _set_node_props(ob.rscene, record, mode)
         if collision_only:
             ob.display_type = "WIRE"
             ob.hide_render = True

@@ -7,7 +7,7 @@ was not changed, so an unedited scene is reproduced byte for byte (CRLF, comment
 """
 from __future__ import annotations
 
-from ..model import Comment, Diagnostic, FormatError, Record, Scene, ValueFormatError, record_class
+from ..model import Comment, Diagnostic, FormatError, Record, Scene, record_class
 from ..model.checks import RECORD_CHECKS
 from ..model.kinds import RECORD_CLASSES
 from ..model.record import split_tokens
@@ -70,7 +70,7 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
             continue
         problems = record.structure_errors()
         if not problems:
-            problems = _decode_all(record)
+            problems = record.decode_all()
         rule = RECORD_CHECKS.get(record.tag)
         if rule is not None and not problems:
             problems = rule(record, scene, seen)
@@ -81,18 +81,6 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
                 errors.append(Diagnostic(path, record.line, record.tag, message))
         seen.setdefault(record.tag, []).append(record)
     return errors, warnings
-
-
-def _decode_all(record: Record) -> list[str]:
-    problems = []
-    names = [f.name for f in record.layout]
-    names += [k for k in record.raw_keys if record.schema.field(k) is not None]
-    for name in names:
-        try:
-            record.get(name)
-        except ValueFormatError as exc:
-            problems.append(str(exc))
-    return problems
 
 
 def loads(text: str, path: str = "<string>", *, lazy: bool = False) -> Scene:

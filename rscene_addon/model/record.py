@@ -32,7 +32,7 @@ class Record:
     schema: RecordSchema | None = None
     tag: str = ""
 
-    __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache")
+    __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
@@ -86,40 +86,35 @@ class Record:
 
     def _ensure_split(self) -> None:
         """Separate positional tokens from ``key=value`` tokens (first use only)."""
-        if self._split:
-            return
+        if not self._split:
+            self._split_tokens()
+
+    def _split_tokens(self) -> list[str]:
+        """One pass over the tokens: positional list, key dict, and the structural problems found."""
         pos: list[str] = []
         keys: dict[str, str] = {}
+        problems: list[str] = []
         for token in self._tokens[1:]:
             key, eq, value = token.partition("=")
             if eq:
-                if key not in keys:  # a repeated key is reported by check(); the first one counts
+                if key in keys:  # the first one counts; check() reports the repeat
+                    problems.append(f"repeated key {key!r}")
+                else:
                     keys[key] = value
-            elif not keys:
+            elif keys:
+                problems.append(f"positional field {token!r} after a key=value field")
+            else:
                 pos.append(token)
-        self._pos, self._keys = pos, keys
-        self._layout = self.schema.layout_for(len(pos)) if self.schema else ()
-        if self._layout is None:
-            self._layout = ()
+        self._pos, self._keys, self._problems = pos, keys, problems
+        self._layout = (self.schema.layout_for(len(pos)) if self.schema else ()) or ()
         self._split = True
+        return problems
 
     def structure_errors(self) -> list[str]:
         """Positional after key, repeated key, missing positional fields."""
-        errors = []
-        seen: set[str] = set()
-        after_key = False
-        count = 0
-        for token in self._tokens[1:]:
-            key, eq, _ = token.partition("=")
-            if eq:
-                after_key = True
-                if key in seen:
-                    errors.append(f"repeated key {key!r}")
-                seen.add(key)
-            else:
-                if after_key:
-                    errors.append(f"positional field {token!r} after a key=value field")
-                count += 1
+        self._ensure_split()
+        errors = list(getattr(self, "_problems", None) or ())
+        count = len(self._pos)
         if self.schema is not None and self.schema.layout_for(count) is None:
             shortest = self.schema.layouts[-1]
             names = []
@@ -132,6 +127,29 @@ class Record:
                 f"missing positional field(s) {', '.join(names)}: {count} given, at least "
                 f"{layout_size(shortest)} needed")
         return errors
+
+    def decode_all(self) -> list[str]:
+        """Decode every documented field the record has (positional and keys) into the cache.
+
+        Returns one message per malformed value; used by the reader's check pass.
+        """
+        self._ensure_split()
+        problems = []
+        cache, pos = self._cache, self._pos
+        for name, (field, start) in self.schema.offsets(self._layout).items():
+            if name in cache:
+                continue
+            try:
+                cache[name] = field.type.decode_tokens(pos[start:start + field.type.span])
+            except ValueFormatError as exc:
+                problems.append(f"field {name!r}: {exc}")
+        for key in self._keys:
+            if key not in cache and self.schema.field(key) is not None:
+                try:
+                    self.get(key)
+                except ValueFormatError as exc:
+                    problems.append(str(exc))
+        return problems
 
     @property
     def layout(self) -> tuple[Field, ...]:

@@ -81,6 +81,7 @@ class RecordSchema:
                 start += f.span
             self._offsets[id(layout)] = offsets
         sizes = [layout_size(layout) for layout in self.layouts]
+        self._offsets["sizes"] = sizes
         if sizes != sorted(sizes, reverse=True):
             raise ValueError(f"{self.tag}: layouts must be listed longest first")
 
@@ -104,8 +105,8 @@ class RecordSchema:
 
     def layout_for(self, count: int) -> tuple[Field, ...] | None:
         """The longest layout that ``count`` positional tokens fill, or None if too few."""
-        for layout in self.layouts:
-            if layout_size(layout) <= count:
+        for layout, size in zip(self.layouts, self._offsets["sizes"]):
+            if size <= count:
                 return layout
         return None
 
