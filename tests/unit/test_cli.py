@@ -60,3 +60,17 @@ def test_missing_file_is_a_clean_error(tmp_path):
     result = run("validate", tmp_path / "nope.rscene")
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_blender_style_arguments_after_double_dash(tmp_path):
+    """Inside `blender --python scripts/rscene_cli.py -- args` only what follows `--` is ours."""
+    script = REPO / "scripts" / "rscene_cli.py"
+    result = subprocess.run([sys.executable, str(script), "--", "validate", str(EXAMPLE)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "OK, version 2" in result.stdout
+    bad = tmp_path / "bad.rscene"
+    bad.write_text("raisim_engine_scene 3\n")
+    result = subprocess.run([sys.executable, str(script), "--", "validate", str(bad)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
