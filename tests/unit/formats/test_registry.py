@@ -46,8 +46,8 @@ def test_detect_the_corpus(corpus):
     mjcf = sorted((corpus / "mjcf").rglob("*.xml"))
     if mjcf:
         assert registry.detect(str(mjcf[0])) == "mjcf"
-        with pytest.raises(FormatError, match="not supported yet"):
-            registry.read_scene(str(mjcf[0]))
+        scene = registry.read_scene(str(mjcf[0]))  # a robot: one resource and one articulated system
+        assert len(scene.of("articulated_resource")) == 1 and len(scene.of("articulated")) == 1
 
 
 def test_format_for_path(tmp_path):
