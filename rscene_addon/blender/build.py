@@ -23,6 +23,7 @@ from . import conventions as cv
 from . import assets, meshes, world
 from .materials import (ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, assign_object_material,
                         material_from_record, new_material)
+from .support_records import build_support_record
 from .transaction import Transaction
 
 SUPPORT_KINDS = ("wire", "sensor", "local_fog", "reflection_probe", "irradiance_volume", "projected_decal",
@@ -178,7 +179,7 @@ class SceneBuilder:
         total = max(len(records), 1)
         node_uids = []
         for i, record in enumerate(records):
-            builder = builders.get(record.tag, self.build_support)
+            builder = builders.get(record.tag) or (lambda r: build_support_record(self, r))
             ob = builder(record)
             if ob is not None:
                 node_uids.append(ob.rscene.uid)

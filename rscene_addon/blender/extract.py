@@ -250,9 +250,19 @@ def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
                 update_group(items[uid], collection)
         for uid in text.get("rscene_node_uids", ()):
             if uid not in seen and 0 <= uid < len(items):
-                scene.remove(items[uid])
+                _remove_with_children(scene, items[uid])
         _update_settings(scene, bl_scene)
     return scene
+
+
+def _remove_with_children(scene: Scene, record) -> None:
+    """Remove a node and the records that belong to it (compound children, IK targets, layers)."""
+    owned = [r for r in scene.records
+             if r.schema is not None and r.schema.parent and r.schema.parent[0] == record.tag
+             and r.get(r.schema.parent[1]) in (record.path, record.id)]
+    for child in owned:
+        scene.remove(child)
+    scene.remove(record)
 
 
 def _update_settings(scene: Scene, bl_scene) -> None:

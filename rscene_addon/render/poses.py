@@ -71,8 +71,10 @@ def source_for(spec, doc, objects_by_uid: dict, warn=None) -> PoseSource:
         if own is not None and own.type == "CAMERA":
             return PoseSource(own, GL_TO_RAISIM, description=f"camera object {own.name!r}")
         return PoseSource(fixed=mount, description="record pose")
+    # a camera-like sensor is a Blender camera (looking along -Z): turn its frame back into RaiSim's
+    own_right = GL_TO_RAISIM if own is not None and own.type == "CAMERA" else None
     if own is not None and own.parent is not None:
-        return PoseSource(own, None, description=f"sensor object {own.name!r} (parented in Blender)")
+        return PoseSource(own, own_right, description=f"sensor object {own.name!r} (parented in Blender)")
     parent_ob = None
     if spec.parent:
         record = doc.find(spec.parent) if doc is not None else None
@@ -86,7 +88,7 @@ def source_for(spec, doc, objects_by_uid: dict, warn=None) -> PoseSource:
     if parent_ob is not None:
         return PoseSource(parent_ob, mount, description=f"parent {parent_ob.name!r} x mount pose")
     if own is not None:
-        return PoseSource(own, None, description=f"sensor object {own.name!r}")
+        return PoseSource(own, own_right, description=f"sensor object {own.name!r}")
     return PoseSource(fixed=mount, description="record pose")
 
 
