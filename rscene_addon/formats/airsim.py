@@ -40,7 +40,7 @@ import numpy as np
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from . import geo, jsonc
-from .atomic import write_text_atomic
+from .atomic import write_scene_text
 from .sceneutil import (PathAllocator, extra_text, extra_vec, leaf_name, loss_warnings, record_label,
                         sanitize_name, set_extra, warn)
 from .transforms import IDENTITY, ORIGIN, compose, quat_from_rpy, rpy_from_quat
@@ -613,6 +613,5 @@ def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
 
 
 def write(scene: Scene, path: str) -> list[str]:
-    text, warnings = dumps(scene, path)
-    write_text_atomic(path, text)
-    return warnings
+    """Write atomically; returns the warnings of ``dumps``."""
+    return write_scene_text(dumps, scene, path)

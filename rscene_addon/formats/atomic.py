@@ -36,3 +36,13 @@ def read_text(path: str) -> str:
     """Read a file so that ``write_text_atomic`` reproduces it byte for byte."""
     with open(path, "rb") as handle:
         return handle.read().decode("utf-8", "surrogateescape")
+
+
+def write_scene_text(dumps, scene, path: str) -> list[str]:
+    """Write ``dumps(scene, path) -> (text, warnings)`` atomically; return the warnings.
+
+    The writers of the non-.rscene formats all have this shape: text plus what the format could not hold.
+    """
+    text, warnings = dumps(scene, path)
+    write_text_atomic(path, text)
+    return warnings

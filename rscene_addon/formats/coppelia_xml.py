@@ -42,7 +42,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
-from .atomic import write_text_atomic
+from .atomic import write_scene_text
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
                         set_extra, warn)
@@ -1090,6 +1090,5 @@ def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
 
 
 def write(scene: Scene, path: str) -> list[str]:
-    text, warnings = dumps(scene, path)
-    write_text_atomic(path, text)
-    return warnings
+    """Write atomically; returns the warnings of ``dumps``."""
+    return write_scene_text(dumps, scene, path)

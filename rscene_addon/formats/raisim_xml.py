@@ -46,7 +46,7 @@ from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from . import png as pngcodec
 from . import terrain_gen
-from .atomic import write_text_atomic
+from .atomic import write_scene_text
 from .raisim_template import expand
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_number, extra_text, extra_vec,
                         leaf_name, loss_warnings, material_color, record_label, sanitize_name, set_extra,
@@ -1183,7 +1183,5 @@ def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
 
 def write(scene: Scene, path: str) -> list[str]:
     """Write atomically; returns the warnings of ``dumps``."""
-    text, warnings = dumps(scene, path)
-    write_text_atomic(path, text)
-    return warnings
+    return write_scene_text(dumps, scene, path)
 
