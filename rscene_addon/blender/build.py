@@ -276,13 +276,7 @@ class SceneBuilder:
         if not self.options.import_cameras:
             return None
         cam = bpy.data.cameras.new(os.path.basename(record.path))
-        hfov = record.get("horizontalFov")
-        if hfov and hfov > 0:
-            cam.sensor_fit, cam.sensor_width = "HORIZONTAL", cv.SENSOR_WIDTH_MM
-            cam.lens = cv.lens_from_fov(hfov, cv.SENSOR_WIDTH_MM)
-        else:
-            cam.sensor_fit, cam.sensor_height = "VERTICAL", cv.SENSOR_HEIGHT_MM
-            cam.lens = cv.lens_from_fov(record.get("verticalFov"), cv.SENSOR_HEIGHT_MM)
+        cv.set_camera_fov(cam, record.get("verticalFov"), record.get("horizontalFov"))
         cam.clip_start, cam.clip_end = record.get("near"), record.get("far")
         if str(record.get("projection")).lower().startswith("ortho"):
             cam.type = "ORTHO"

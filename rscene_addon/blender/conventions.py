@@ -60,6 +60,16 @@ def fov_from_lens(lens_mm: float, sensor_mm: float) -> float:
     return math.degrees(2.0 * math.atan(sensor_mm / (2.0 * lens_mm)))
 
 
+def set_camera_fov(cam, vertical_deg: float, horizontal_deg: float = 0.0) -> None:
+    """Lens and sensor fit for a record's FOV: horizontal when positive, else vertical."""
+    if horizontal_deg and horizontal_deg > 0:
+        cam.sensor_fit, cam.sensor_width = "HORIZONTAL", SENSOR_WIDTH_MM
+        cam.lens = lens_from_fov(horizontal_deg, SENSOR_WIDTH_MM)
+    else:
+        cam.sensor_fit, cam.sensor_height = "VERTICAL", SENSOR_HEIGHT_MM
+        cam.lens = lens_from_fov(vertical_deg, SENSOR_HEIGHT_MM)
+
+
 # -- lights ----------------------------------------------------------------------------------------------
 
 _DOWN = Vector((0.0, 0.0, -1.0))

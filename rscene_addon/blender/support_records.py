@@ -145,13 +145,7 @@ def build_sensor(builder, record):
     location, rotation = world.translation.copy(), world.to_quaternion()
     if _is_camera_kind(kind):
         cam = bpy.data.cameras.new(_name(record))
-        hfov = record.get("horizontalFov")
-        if hfov and hfov > 0:
-            cam.sensor_fit, cam.sensor_width = "HORIZONTAL", cv.SENSOR_WIDTH_MM
-            cam.lens = cv.lens_from_fov(hfov, cv.SENSOR_WIDTH_MM)
-        else:
-            cam.sensor_fit, cam.sensor_height = "VERTICAL", cv.SENSOR_HEIGHT_MM
-            cam.lens = cv.lens_from_fov(record.get("verticalFov"), cv.SENSOR_HEIGHT_MM)
+        cv.set_camera_fov(cam, record.get("verticalFov"), record.get("horizontalFov"))
         near, far = float(record.get("nearPlane")), float(record.get("farPlane"))
         cam.clip_start = max(near, 1e-6)
         cam.clip_end = max(far, cam.clip_start * 1.001)
