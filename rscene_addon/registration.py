@@ -4,9 +4,9 @@ import bpy
 
 def _modules():
     from .blender import props
-    from .ops import io_ops, render_ops, sim_ops
+    from .ops import io_ops, render_ops, robot_ops, sim_ops
     from .ui import panels, render_panel
-    return (props, io_ops, sim_ops, render_ops, panels, render_panel)
+    return (props, io_ops, sim_ops, robot_ops, render_ops, panels, render_panel)
 
 
 def register():

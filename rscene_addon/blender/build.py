@@ -174,6 +174,7 @@ class SceneBuilder:
         builders = {
             "object": self.build_object, "light": self.build_light, "camera": self.build_camera,
             "terrain_region": self.build_terrain, "instanced_visual": self.build_instanced_visual,
+            "articulated": self.build_articulated,
         }
         records = [r for r in self.scene.records if r.tag in builders or r.tag in SUPPORT_KINDS]
         total = max(len(records), 1)
@@ -306,6 +307,10 @@ class SceneBuilder:
     def build_instanced_visual(self, record: Record):
         from .instancing import build_instances
         return build_instances(self, record)
+
+    def build_articulated(self, record: Record):
+        from .robots import build_robot
+        return build_robot(self, record)
 
     def build_support(self, record: Record):
         """Records Blender has no native counterpart for: an empty that carries the record."""

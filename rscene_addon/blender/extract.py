@@ -235,6 +235,9 @@ def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
                 update_light(record, ob)
             elif props.kind == "camera":
                 update_camera(record, ob, bl_scene)
+            elif props.kind == "articulated":
+                from .robots import update_articulated
+                update_articulated(record, ob)
         elif not props.source and not ob.get("rscene_collision") and ob.parent is None:
             record = new_record_for(ob, scene, out_dir, warn)
             if record is not None:

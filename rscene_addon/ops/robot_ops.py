@@ -1,0 +1,202 @@
+"""Robot operators: inverse kinematics onto a target, re-posing from the joint values, a joint-values panel.
+
+``rscene.solve_ik`` moves a link of the selected robot to a target (another object, else the 3D cursor),
+optionally with the target's orientation, using the scene's ``articulated_ik`` record for that robot as
+options when there is one; the result is applied and keyframed on the root's ``["rscene_joint_values"]``.
+A ``frame_change_post`` handler re-poses keyframed robots when the frame changes.
+"""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from bpy.app.handlers import persistent
+from bpy.props import BoolProperty, StringProperty
+
+VALUES_PATH = '["rscene_joint_values"]'
+
+
+def _ik_record(root):
+    """The ``articulated_ik`` record of ``root``'s robot in the stored source text (None when none)."""
+    source = root.rscene.source if hasattr(root, "rscene") else ""
+    text = bpy.data.texts.get(source) if source else None
+    if text is None:
+        return None
+    from ..formats import rscene
+    try:
+        scene = rscene.loads(text.as_string(), text.get("rscene_path") or "", lazy=True)
+    except Exception:  # noqa: BLE001 - a broken stored text only means: no options
+        return None
+    names = {root.rscene.path, root.rscene.record_id}
+    names.discard("")
+    for record in scene.of("articulated_ik"):
+        if str(record.get("articulated")) in names and record.get("enabled", True):
+            return record
+    return None
+
+
+def _default_link(robot, record) -> str:
+    if record is not None and str(record.get("frame")) in robot.links:
+        return str(record.get("frame"))
+    order = robot.link_order()
+    return order[-1] if order else robot.root
+
+
+def _target(context, root, name: str):
+    """World 4x4 of the target: the named object, else another selected object, else the 3D cursor."""
+    ob = bpy.data.objects.get(name) if name else None
+    if ob is None and not name:
+        ob = next((o for o in context.selected_objects if o is not root and o.parent is not root
+                   and (o.parent is None or o.parent.get("rscene_link") is None)), None)
+    if ob is not None:
+        return np.array(ob.matrix_world), ob.name
+    cursor = context.scene.cursor
+    return np.array(cursor.matrix), "3D cursor"
+
+
+def keyframe_joint_values(root, frame: int) -> None:
+    root.keyframe_insert(VALUES_PATH, frame=frame)
+
+
+class RSCENE_OT_solve_ik(bpy.types.Operator):
+    """Move a link of the selected robot to the target object (or the 3D cursor) by inverse kinematics
+    and keyframe the joint values"""
+
+    bl_idname = "rscene.solve_ik"
+    bl_label = "Solve IK"
+    bl_options = {"REGISTER", "UNDO"}
+
+    link: StringProperty(name="Link", default="",
+                         description="Link to move (empty: the articulated_ik frame, else the last link)")
+    target: StringProperty(name="Target", default="",
+                           description="Target object (empty: another selected object, else the 3D cursor)")
+    use_orientation: BoolProperty(name="Orientation", default=False,
+                                  description="Also match the target's orientation")
+    keyframe: BoolProperty(name="Keyframe", default=True, description="Keyframe the joint values")
+
+    @classmethod
+    def poll(cls, context):
+        from ..blender.robots import robot_root_of
+        return robot_root_of(context.active_object) is not None
+
+    def execute(self, context):
+        from ..robots.ik import IKOptions, options_from_record, solve_ik
+        from ..blender import robots as rb
+        root = rb.robot_root_of(context.active_object)
+        if root is None:
+            self.report({"ERROR"}, "select a robot")
+            return {"CANCELLED"}
+        try:
+            robot = rb.robot_of(root)
+        except Exception as exc:  # noqa: BLE001 - file gone or unreadable
+            self.report({"ERROR"}, f"cannot read the robot: {exc}")
+            return {"CANCELLED"}
+        record = _ik_record(root)
+        options = options_from_record(record) if record is not None else IKOptions()
+        link = self.link or _default_link(robot, record)
+        if link not in robot.links:
+            self.report({"ERROR"}, f"{robot.name} has no link named {link!r}")
+            return {"CANCELLED"}
+        context.view_layer.update()
+        target, target_name = _target(context, root, self.target)
+        orientation = target[:3, :3] / np.linalg.norm(target[:3, :3], axis=0) if self.use_orientation else None
+        base = np.array(root.matrix_world)
+        q0 = np.asarray(rb.joint_values(root), dtype=float)
+        if q0.size != robot.gc_dim:
+            q0 = robot.default_configuration()
+        result = solve_ik(robot, q0, link, target[:3, 3], orientation, options, base=base)
+        root["rscene_ik_converged"] = bool(result.converged)
+        root["rscene_ik_position_error"] = float(result.position_error)
+        root["rscene_ik_orientation_error"] = float(result.orientation_error)
+        if result.converged or options.apply_best_on_failure:
+            rb.apply_joint_values(root, result.q)
+            if self.keyframe:
+                keyframe_joint_values(root, context.scene.frame_current)
+        if result.converged:
+            self.report({"INFO"}, f"{link} reached {target_name} (residual {result.position_error:.3g} m)")
+            return {"FINISHED"}
+        detail = f"residual position error {result.position_error:.6g} m"
+        if orientation is not None:
+            detail += f", orientation error {result.orientation_error:.6g} rad"
+        self.report({"WARNING"}, f"{target_name} is unreachable for {link}: {detail}")
+        return {"FINISHED"} if options.apply_best_on_failure else {"CANCELLED"}
+
+
+class RSCENE_OT_apply_joint_values(bpy.types.Operator):
+    """Re-pose the selected robot's links from its joint values"""
+
+    bl_idname = "rscene.apply_joint_values"
+    bl_label = "Apply Joint Values"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        from ..blender.robots import robot_root_of
+        return robot_root_of(context.active_object) is not None
+
+    def execute(self, context):
+        from ..blender import robots as rb
+        root = rb.robot_root_of(context.active_object)
+        try:
+            rb.apply_joint_values(root, rb.joint_values(root))
+        except (ValueError, OSError) as exc:
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class RSCENE_PT_robot_joints(bpy.types.Panel):
+    """Joint values of the selected robot"""
+
+    bl_label = "Robot Joints"
+    bl_idname = "RSCENE_PT_robot_joints"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "RScene"
+
+    @classmethod
+    def poll(cls, context):
+        from ..blender.robots import robot_root_of
+        return robot_root_of(context.active_object) is not None
+
+    def draw(self, context):
+        from ..blender import robots as rb
+        root = rb.robot_root_of(context.active_object)
+        layout = self.layout
+        layout.label(text=root.get("rscene_robot_name", root.name))
+        col = layout.column(align=True)
+        col.prop(root, VALUES_PATH, text="")
+        order = list(root.get("rscene_joint_order", ()))
+        if order:
+            box = layout.box()
+            for name in order:
+                box.label(text=name)
+        row = layout.row(align=True)
+        row.operator(RSCENE_OT_apply_joint_values.bl_idname, text="Apply")
+        row.operator(RSCENE_OT_solve_ik.bl_idname, text="Solve IK")
+
+
+@persistent
+def repose_animated_robots(scene, depsgraph=None):
+    """After a frame change: re-pose robots whose joint values are animated."""
+    from ..blender import robots as rb
+    for ob in scene.objects:
+        anim = ob.animation_data
+        if anim is None or anim.action is None or not rb.is_robot_root(ob):
+            continue
+        try:
+            rb.apply_joint_values(ob, rb.joint_values(ob))
+        except (ValueError, OSError):
+            pass
+
+
+def register_extra():
+    if repose_animated_robots not in bpy.app.handlers.frame_change_post:
+        bpy.app.handlers.frame_change_post.append(repose_animated_robots)
+
+
+def unregister_extra():
+    if repose_animated_robots in bpy.app.handlers.frame_change_post:
+        bpy.app.handlers.frame_change_post.remove(repose_animated_robots)
+
+
+CLASSES = (RSCENE_OT_solve_ik, RSCENE_OT_apply_joint_values, RSCENE_PT_robot_joints)
