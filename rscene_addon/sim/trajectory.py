@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from .articulated import ground_height, systems_for_scene
 from .model import DYNAMIC, KINEMATIC
 from .world import World
 
@@ -158,14 +159,21 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
         n_sub = max(1, int(substeps or round(frame_dt / world.dt)))
         world.model.dt = frame_dt / n_sub
     m = world.model
+    # robots (articulated records) step beside the rigid world; their links are recorded as
+    # "<record path>/<link name>" after the rigid bodies
+    art_warnings: list = []
+    systems = systems_for_scene(scene, dt=m.dt, gravity=m.gravity, ground=ground_height(m, world.state),
+                                warnings=art_warnings) if scene is not None else []
+    art_names = [f"{a.name}/{link}" for a in systems for link in a.link_names]
     movable = np.nonzero((m.body_mode == DYNAMIC) | (m.body_mode == KINEMATIC))[0]
     F = frame_count(duration, fps)
     N = len(movable)
+    NB = N + len(art_names)
     time = np.zeros(F)
-    pos = np.zeros((F, N, 3))
-    quat = np.zeros((F, N, 4))
-    lin = np.zeros((F, N, 3))
-    ang = np.zeros((F, N, 3))
+    pos = np.zeros((F, NB, 3))
+    quat = np.zeros((F, NB, 4))
+    lin = np.zeros((F, NB, 3))
+    ang = np.zeros((F, NB, 3))
     particles = {g.name: np.zeros((F,) + g.positions.shape) for g in m.granular}
     cloth = {c.name: np.zeros((F,) + c.vertices.shape) for c in m.cloth}
     events: list = []
@@ -175,14 +183,22 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
         s = world.state
         time[f] = s.time - t0
         origin = world.origin_positions()
-        pos[f] = origin[movable]
-        quat[f] = s.quaternion[movable]
-        lin[f] = s.linear_velocity[movable]
-        ang[f] = s.angular_velocity[movable]
+        pos[f, :N] = origin[movable]
+        quat[f, :N] = s.quaternion[movable]
+        lin[f, :N] = s.linear_velocity[movable]
+        ang[f, :N] = s.angular_velocity[movable]
         for k, g in enumerate(m.granular):
             particles[g.name][f] = s.particles[k]
         for k, c in enumerate(m.cloth):
             cloth[c.name][f] = s.cloth[k]
+        at = N
+        for a in systems:
+            a_pos, a_quat = a.link_positions_quaternions()
+            a_lin, a_ang = a.link_velocities()
+            nl = len(a_pos)
+            pos[f, at:at + nl], quat[f, at:at + nl] = a_pos, a_quat
+            lin[f, at:at + nl], ang[f, at:at + nl] = a_lin, a_ang
+            at += nl
 
     tracks = _checked_tracks(kinematic_tracks or {}, F)
     for name, (track_pos, track_quat) in tracks.items():
@@ -200,6 +216,8 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
                 world.set_kinematic_pose(name, (1 - alpha) * track_pos[f - 1] + alpha * track_pos[f],
                                          (1 - alpha) * q0 + alpha * q1)
             world.step()
+            for a in systems:
+                a.step(m.dt)
         record(f)
         for e in world.events:
             e = dict(e)
@@ -211,11 +229,11 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
             progress(f / (F - 1))
     if F == 1 and progress is not None:
         progress(1.0)
-    return Trajectory(time=time, names=np.array([m.body_name[i] for i in movable], dtype=str), position=pos,
-                      quaternion=quat, linear_velocity=lin, angular_velocity=ang, events=events,
+    names = np.array([m.body_name[i] for i in movable] + art_names, dtype=str)
+    return Trajectory(time=time, names=names, position=pos, quaternion=quat, linear_velocity=lin, angular_velocity=ang, events=events,
                       particles=particles, particle_radii={g.name: g.radii.copy() for g in m.granular},
                       cloth=cloth, cloth_faces={c.name: c.faces.copy() for c in m.cloth}, fps=float(fps),
-                      substeps=n_sub, dt=m.dt, warnings=list(m.warnings))
+                      substeps=n_sub, dt=m.dt, warnings=list(m.warnings) + art_warnings)
 
 
 def _checked_tracks(tracks: dict, frames: int) -> dict:
