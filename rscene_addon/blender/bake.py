@@ -48,26 +48,75 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
         quaternion[f, flip] *= -1
     baked = 0
     names = [str(n) for n in trajectory.names]
+    links = _robot_links(bl_scene)
+    local = _link_local_poses(links, names, position, quaternion)
     for i, name in enumerate(names):
-        ob = objects.get(name)
+        ob = objects.get(name) or links.get(name)
         if ob is None or name in skip:
             continue
-        clear_object_bake(ob)
-        ob.rotation_mode = "QUATERNION"
-        ob.animation_data_create()
-        action = bpy.data.actions.new(f"{ob.name} simulation")
-        action[BAKE_TAG] = True
-        ob.animation_data.action = action
-        for axis in range(3):
-            _write_channel(action, ob, "location", axis, frames, position[:, i, axis])
-        for axis in range(4):
-            _write_channel(action, ob, "rotation_quaternion", axis, frames, quaternion[:, i, axis])
+        pos, rot = local.get(name, (position[:, i], quaternion[:, i]))
+        _key_pose(ob, frames, pos, rot)
         baked += 1
         if progress and i % 16 == 0:
             progress(i / max(len(names), 1))
     bl_scene.frame_start = frame_start
     bl_scene.frame_end = int(frames[-1]) if len(frames) else frame_start
     return baked
+
+
+def _key_pose(ob, frames: np.ndarray, position: np.ndarray, quaternion: np.ndarray) -> None:
+    clear_object_bake(ob)
+    ob.rotation_mode = "QUATERNION"
+    ob.animation_data_create()
+    action = bpy.data.actions.new(f"{ob.name} simulation")
+    action[BAKE_TAG] = True
+    ob.animation_data.action = action
+    for axis in range(3):
+        _write_channel(action, ob, "location", axis, frames, position[:, axis])
+    for axis in range(4):
+        _write_channel(action, ob, "rotation_quaternion", axis, frames, quaternion[:, axis])
+
+
+def _robot_links(bl_scene) -> dict:
+    """Link objects of imported robots, by the trajectory name ``<record path>/<link name>``."""
+    from .robots import LINK_KEY, is_robot_root
+    links = {}
+    for root in bl_scene.objects:
+        if root.rscene.kind == "articulated" and is_robot_root(root):
+            for ob in root.children_recursive:
+                if LINK_KEY in ob.keys():
+                    links[f"{root.rscene.path}/{ob[LINK_KEY]}"] = ob
+    return links
+
+
+def _link_local_poses(links: dict, names: list, position: np.ndarray, quaternion: np.ndarray) -> dict:
+    """Robot links are parented in Blender: turn their simulated world poses into parent-relative keys.
+
+    Returns name -> (positions (F,3), quaternions (F,4)); the parent's world pose comes from the
+    trajectory when the parent is a simulated link, else from Blender (the robot root, which does not move).
+    """
+    from ..sensors.frames import matrix_to_quat, quat_to_matrix
+    index = {name: i for i, name in enumerate(names)}
+    world = {}
+    for name, i in index.items():
+        if name in links:
+            m = np.tile(np.eye(4), (len(position), 1, 1))
+            m[:, :3, :3] = quat_to_matrix(quaternion[:, i])
+            m[:, :3, 3] = position[:, i]
+            world[name] = m
+    by_object = {ob.as_pointer(): name for name, ob in links.items()}
+    out = {}
+    for name, m in world.items():
+        ob = links[name]
+        parent_name = by_object.get(ob.parent.as_pointer()) if ob.parent is not None else None
+        if parent_name in world:
+            parent = world[parent_name]
+        else:
+            parent = np.array(ob.parent.matrix_world if ob.parent is not None else np.eye(4))[None]
+        parent = parent @ np.array(ob.matrix_parent_inverse)[None]
+        local = np.linalg.inv(parent) @ m
+        out[name] = (local[:, :3, 3], matrix_to_quat(local[:, :3, :3]))
+    return out
 
 
 def clear_object_bake(ob) -> bool:

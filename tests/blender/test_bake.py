@@ -54,3 +54,41 @@ def test_animated_kinematic_body_drives_the_simulation(blank, tmp_path):
     scene.frame_set(31)
     assert pusher.location.x == pytest.approx(0.5)  # the user's animation is kept, not baked over
     assert crate.location.x > 0.6  # and it pushed the crate
+
+
+PENDULUM_URDF = """<?xml version="1.0"?>
+<robot name="pendulum">
+  <link name="world"/>
+  <link name="rod">
+    <inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
+      <inertia ixx="0.1667" iyy="0.1667" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><origin xyz="0 0 -0.5"/><geometry><box size="0.05 0.05 1"/></geometry></visual>
+  </link>
+  <joint name="hinge" type="revolute"><parent link="world"/><child link="rod"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="100" velocity="10"/></joint>
+</robot>
+"""
+
+
+def test_robot_links_are_baked_to_their_simulated_world_poses(blank, tmp_path):
+    (tmp_path / "pendulum.urdf").write_text(PENDULUM_URDF)
+    path = tmp_path / "robot.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "articulated_resource pendulum_res pendulum pendulum.urdf\n"
+        "articulated /World/Pendulum pendulum_res 0 0 2 1 0 0 0 true true generalizedCoordinate=0.4\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=13) == {"FINISHED"}
+    expected = simulate(rscene.read(str(path)), 12 / 24, 24)
+    i = expected.index("/World/Pendulum/rod")
+    rod = next(ob for ob in bpy.data.objects if ob.get("rscene_link") == "rod")
+    for frame in (1, 7, 13):
+        scene.frame_set(frame)
+        location, rotation, _ = rod.matrix_world.decompose()
+        assert tuple(location) == pytest.approx(tuple(expected.position[frame - 1, i]), abs=1e-5)
+        q = np.array(rotation)
+        e = expected.quaternion[frame - 1, i]
+        assert abs(abs(float(np.dot(q, e))) - 1.0) < 1e-6
+    assert not np.allclose(expected.quaternion[0, i], expected.quaternion[-1, i], atol=1e-3)  # it swings
