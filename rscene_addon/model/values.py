@@ -67,10 +67,15 @@ _NUMBER_LIST = re.compile(r"[0-9eE+\-.,;]*")
 
 
 def decode_number(raw: str) -> float:
-    if not _NUMBER.fullmatch(raw):
-        raise ValueFormatError(f"expected a finite number, got {raw!r}")
-    value = float(raw)
-    if not math.isfinite(value):
+    # float() is the fast path; what it accepts beyond the C locale's syntax (underscores, non-ASCII
+    # digits, nan/inf spellings) is caught by the checks after it.
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueFormatError(f"expected a finite number, got {raw!r}") from None
+    if not math.isfinite(value) or "_" in raw or not raw.isascii() or raw.strip() != raw:
+        if math.isfinite(value) or raw.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise ValueFormatError(f"expected a finite number, got {raw!r}")
         raise ValueFormatError(f"number out of range: {raw!r}")
     return value
 
