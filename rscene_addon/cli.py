@@ -23,6 +23,7 @@ examples:
   python -m rscene_addon simulate scene.rscene --duration 2.0 --fps 60 --out traj.npz
   python -m rscene_addon import scene.rscene --blend scene.blend      (needs the bpy module)
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
+  python -m rscene_addon bake scene.rscene --frames 1-250 --blend baked.blend            (needs bpy)
   python -m rscene_addon render scene.rscene --frames 1-48 --out renders [--chunk 1/4]   (needs bpy)
   python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
 """
@@ -89,6 +90,11 @@ def cmd_render(args) -> int:
                           print_fn=lambda line: print(line, flush=True))
 
 
+def cmd_bake(args) -> int:
+    from .blender import cli_jobs
+    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps)
+
+
 def cmd_demo(args) -> int:
     from .blender import cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
@@ -128,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("blend", metavar="IN.blend")
     p.add_argument("output", metavar="OUT")
     p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser("bake", help="import a scene, simulate it and save the motion as keyframes in a .blend "
+                                    "(needs bpy)")
+    p.add_argument("scene", metavar="SCENE")
+    p.add_argument("--frames", default="1-250", metavar="A-B", help="inclusive frame range (default 1-250)")
+    p.add_argument("--blend", required=True, metavar="OUT.blend")
+    p.add_argument("--substeps", type=int, default=None, help="physics steps per frame (default: time_step)")
+    p.set_defaults(run=cmd_bake)
 
     from .render.cli import add_arguments as add_render_arguments
     p = sub.add_parser("render", help="render cameras, lidars and IMUs over frames: RGB, depth, ids, "

@@ -7,10 +7,13 @@ exactly what a bake made.
 """
 from __future__ import annotations
 
+import os
+
 import bpy
 import numpy as np
 
 BAKE_TAG = "rscene_bake"
+CACHE_MODIFIER = "rscene simulation cache"  # modifiers take no custom properties: known by name
 
 
 def nodes_by_path(bl_scene) -> dict:
@@ -59,6 +62,7 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
         baked += 1
         if progress and i % 16 == 0:
             progress(i / max(len(names), 1))
+    baked += bake_deforming(bl_scene, trajectory, frame_start)
     bl_scene.frame_start = frame_start
     bl_scene.frame_end = int(frames[-1]) if len(frames) else frame_start
     return baked
@@ -119,6 +123,61 @@ def _link_local_poses(links: dict, names: list, position: np.ndarray, quaternion
     return out
 
 
+def cache_folder() -> str:
+    """Where point caches go: ``<blend name>_cache`` beside a saved .blend, else a temporary folder."""
+    import tempfile
+    if bpy.data.filepath:
+        stem = os.path.splitext(bpy.data.filepath)[0]
+        folder = f"{stem}_cache"
+    else:
+        folder = os.path.join(tempfile.gettempdir(), "rscene_cache")
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def bake_deforming(bl_scene, trajectory, frame_start: int) -> int:
+    """Cloth vertices and granular particles: the object's mesh is rebuilt with the simulated topology
+    (frame 0) and a Mesh Cache modifier plays the PC2 cache of every frame."""
+    objects = nodes_by_path(bl_scene)
+    done = 0
+    for name, frames in list(trajectory.cloth.items()) + list(trajectory.particles.items()):
+        ob = objects.get(name)
+        if ob is None or ob.type != "MESH":
+            continue
+        faces = trajectory.cloth_faces.get(name) if name in trajectory.cloth else None
+        radii = trajectory.particle_radii.get(name) if name in trajectory.particles else None
+        _cache_mesh(ob, np.asarray(frames), faces, radii, frame_start)
+        done += 1
+    return done
+
+
+def _cache_mesh(ob, world_frames: np.ndarray, faces, radii, frame_start: int) -> None:
+    from .meshes import mesh_from_arrays
+    from .point_cache import write_pc2
+    inverse = np.linalg.inv(np.array(ob.matrix_world))
+    local = world_frames @ inverse[:3, :3].T + inverse[:3, 3]
+    faces = np.asarray(faces, dtype=np.int64) if faces is not None and len(faces) else []
+    mesh = mesh_from_arrays(f"{ob.data.name} simulated", local[0], faces)
+    for material in ob.data.materials:
+        mesh.materials.append(material)
+    if radii is not None:
+        mesh.attributes.new("radius", "FLOAT", "POINT").data.foreach_set("value", np.asarray(radii, np.float32))
+    ob.data = mesh
+    path = os.path.join(cache_folder(), f"{bpy.path.clean_name(ob.name)}.pc2")
+    write_pc2(path, local, frame_start)
+    for modifier in list(ob.modifiers):
+        if modifier.type == "MESH_CACHE" and modifier.name == CACHE_MODIFIER:
+            ob.modifiers.remove(modifier)
+        elif hasattr(modifier, "use_pin_to_last"):
+            modifier.use_pin_to_last = True  # node modifiers (points as spheres) act on the cached mesh
+    cache = ob.modifiers.new(CACHE_MODIFIER, "MESH_CACHE")
+    cache.cache_format = "PC2"
+    cache.filepath = path
+    cache.frame_start = frame_start
+    cache.deform_mode = "OVERWRITE"
+    cache.forward_axis, cache.up_axis = "POS_Y", "POS_Z"
+
+
 def clear_object_bake(ob) -> bool:
     animation = ob.animation_data
     if animation is None or animation.action is None or not animation.action.get(BAKE_TAG):
@@ -131,7 +190,13 @@ def clear_object_bake(ob) -> bool:
 
 
 def clear_bake(bl_scene) -> int:
-    return sum(clear_object_bake(ob) for ob in bl_scene.objects)
+    cleared = 0
+    for ob in bl_scene.objects:
+        caches = [m for m in ob.modifiers if m.type == "MESH_CACHE" and m.name == CACHE_MODIFIER]
+        for modifier in caches:
+            ob.modifiers.remove(modifier)
+        cleared += clear_object_bake(ob) or bool(caches)
+    return cleared
 
 
 def keyed_values(ob, data_path: str, index: int) -> np.ndarray:

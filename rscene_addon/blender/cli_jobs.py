@@ -60,30 +60,44 @@ def export_from_blend(blend: str, output: str) -> int:
     return 0
 
 
-def demo(scene_path: str, out_dir: str, frames: int, samples: int, render: bool = True) -> int:
-    """The main job: import a scene, simulate and bake it, save the .blend, render its sensors."""
+def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None) -> None:
+    """Import a scene into an empty file, simulate the frame range, bake it, save the .blend."""
+    from ..sim import simulate
     from .bake import bake_trajectory, current_scene_model
     from .build import import_scene_file
-    from ..sim import simulate
     _ensure_registered()
-    os.makedirs(out_dir, exist_ok=True)
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene
-    print(f"demo: importing {scene_path}")
+    print(f"importing {scene_path}")
     import_scene_file(scene_path, bl_scene, report=_console_report, progress=_progress_printer("import"))
+    blend = os.path.abspath(blend)
+    bpy.ops.wm.save_as_mainfile(filepath=blend)  # saved first so point caches go beside it
     fps = bl_scene.render.fps / bl_scene.render.fps_base
-    print(f"demo: simulating {frames} frames at {fps:g} fps")
-    trajectory = simulate(current_scene_model(bl_scene), (frames - 1) / fps, fps,
+    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps")
+    bl_scene.frame_set(frame_start)
+    trajectory = simulate(current_scene_model(bl_scene), (frame_end - frame_start) / fps, fps, substeps=substeps,
                           progress=_progress_printer("simulate"))
-    count = bake_trajectory(bl_scene, trajectory, 1)
-    print(f"demo: baked {count} bodies")
-    blend = os.path.abspath(os.path.join(out_dir, "demo.blend"))
+    count = bake_trajectory(bl_scene, trajectory, frame_start)
+    print(f"baked {count} bodies over {len(trajectory.time)} frames")
     bpy.ops.wm.save_as_mainfile(filepath=blend)
-    print(f"demo: saved {blend}")
+    print(f"saved {blend}")
+
+
+def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None) -> int:
+    from ..sensors.frame_chunks import parse_frame_range
+    selected = list(parse_frame_range(frames))
+    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps)
+    return 0
+
+
+def demo(scene_path: str, out_dir: str, frames: int, samples: int, render: bool = True) -> int:
+    """The main job: import a scene, simulate and bake it, save the .blend, render its sensors."""
+    os.makedirs(out_dir, exist_ok=True)
+    import_and_bake(scene_path, 1, frames, os.path.join(out_dir, "demo.blend"))
     if not render:
         return 0
     from ..render import render_scene
-    written = render_scene(bl_scene, os.path.join(out_dir, "render"), list(range(1, frames + 1)),
+    written = render_scene(bpy.context.scene, os.path.join(out_dir, "render"), list(range(1, frames + 1)),
                            samples=samples, progress=_progress_printer("render"))
     print(f"demo: rendered to {os.path.join(out_dir, 'render')} ({len(written.get('files', ()))} files)")
     return 0

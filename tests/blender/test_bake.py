@@ -92,3 +92,28 @@ def test_robot_links_are_baked_to_their_simulated_world_poses(blank, tmp_path):
         e = expected.quaternion[frame - 1, i]
         assert abs(abs(float(np.dot(q, e))) - 1.0) < 1e-6
     assert not np.allclose(expected.quaternion[0, i], expected.quaternion[-1, i], atol=1e-3)  # it swings
+
+
+def test_cloth_is_baked_as_a_point_cache_that_plays_the_simulated_vertices(blank, tmp_path):
+    path = tmp_path / "cloth.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "deformable /World/Flag cloth - 0 0 1.5 1 0 0 0 1 1 1 pinnedVertices=0,10 particleSpacing=0.1\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=9) == {"FINISHED"}
+    expected = simulate(rscene.read(str(path)), 8 / 24, 24)
+    cloth = expected.cloth["/World/Flag"]
+    flag = next(ob for ob in scene.objects if ob.rscene.path == "/World/Flag")
+    for frame in (1, 9):
+        scene.frame_set(frame)
+        evaluated = flag.evaluated_get(bpy.context.evaluated_depsgraph_get()).to_mesh()
+        co = np.empty(len(evaluated.vertices) * 3, dtype=np.float32)
+        evaluated.vertices.foreach_get("co", co)
+        world = co.reshape(-1, 3) @ np.array(flag.matrix_world)[:3, :3].T + np.array(flag.matrix_world)[:3, 3]
+        assert world == pytest.approx(cloth[frame - 1], abs=1e-5)
+        flag.evaluated_get(bpy.context.evaluated_depsgraph_get()).to_mesh_clear()
+    assert not np.allclose(cloth[0], cloth[-1], atol=1e-3)  # it moved
+    assert bpy.ops.rscene.clear_bake() == {"FINISHED"}
+    assert not [m for m in flag.modifiers if m.type == "MESH_CACHE"]

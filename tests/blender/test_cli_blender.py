@@ -29,3 +29,16 @@ def test_import_of_a_bad_file_fails_with_its_line(tmp_path):
     assert result.returncode == 1
     assert "bad.rscene:1" in result.stderr
     assert not (tmp_path / "x.blend").exists()
+
+
+def test_bake_command_saves_keyframes_in_the_blend(tmp_path):
+    from tests.corpus import EXAMPLE
+    blend = tmp_path / "baked.blend"
+    result = run("bake", EXAMPLE, "--frames", "1-25", "--blend", blend)
+    assert result.returncode == 0, result.stdout + result.stderr
+    check = subprocess.run([sys.executable, "-c", (
+        "import bpy, sys, os; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]); "
+        "ob = bpy.data.objects['Crate']; bpy.context.scene.frame_set(1); z1 = ob.location.z; "
+        "bpy.context.scene.frame_set(25); print(round(z1, 4), ob.location.z < z1); os._exit(0)"), str(blend)],
+        capture_output=True, text=True, timeout=300)
+    assert check.stdout.split()[-2:] == ["1.0", "True"], check.stdout + check.stderr
