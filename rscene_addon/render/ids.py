@@ -27,7 +27,8 @@ def _node_owner(ob):
     """The nearest node object at or above ``ob`` (by Blender parenting), or None."""
     walk = ob
     while walk is not None:
-        if walk.rscene.kind:
+        props = getattr(walk, "rscene", None)  # absent when the add-on's classes are not registered
+        if props is not None and props.kind:
             return walk
         walk = walk.parent
     return None

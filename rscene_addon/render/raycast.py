@@ -92,19 +92,15 @@ class SceneBVH:
         if self.tree is None or m == 0:
             return distance, normal, ids
         ray_cast = self.tree.ray_cast
-        hit_rows, hit_tris, hit_dist, hit_normals = [], [], [], []
-        for i, (o, d) in enumerate(zip(origins.tolist(), directions.tolist())):
-            location, nrm, index, dist = ray_cast(o, d, max_distance)
-            if index is not None:
-                hit_rows.append(i)
-                hit_tris.append(index)
-                hit_dist.append(dist)
-                hit_normals.append(nrm[:])
-        if hit_rows:
-            rows = np.asarray(hit_rows)
-            distance[rows] = hit_dist
-            normal[rows] = hit_normals
-            ids[rows] = self.triangle_ids[np.asarray(hit_tris)]
+        # one C call per ray and nothing else in the loop; hits are picked out afterwards
+        results = [ray_cast(o, d, max_distance) for o, d in zip(origins.tolist(), directions.tolist())]
+        rows = [i for i, hit in enumerate(results) if hit[2] is not None]
+        if rows:
+            hits = [results[i] for i in rows]
+            rows = np.asarray(rows)
+            distance[rows] = [hit[3] for hit in hits]
+            normal[rows] = [tuple(hit[1]) for hit in hits]
+            ids[rows] = self.triangle_ids[np.asarray([hit[2] for hit in hits])]
         return distance, normal, ids
 
 
