@@ -46,9 +46,9 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
     position = np.asarray(trajectory.position)
     quaternion = np.asarray(trajectory.quaternion).copy()
     # keep consecutive quaternions in one hemisphere so linear interpolation does not flip
-    for f in range(1, len(quaternion)):
-        flip = np.sum(quaternion[f] * quaternion[f - 1], axis=1) < 0
-        quaternion[f, flip] *= -1
+    if len(quaternion) > 1:
+        step = np.where(np.sum(quaternion[1:] * quaternion[:-1], axis=2) < 0, -1.0, 1.0)
+        quaternion[1:] *= np.cumprod(step, axis=0)[..., None]
     baked = 0
     names = [str(n) for n in trajectory.names]
     links = _robot_links(bl_scene)

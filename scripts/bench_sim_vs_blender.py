@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Our numpy rigid-body core against Blender's rigid body world (Bullet) and, when importable, MuJoCo.
+
+    .venv/bpy50/bin/python scripts/bench_sim_vs_blender.py [--big-frames 40] [--skip-big]
+
+Scene: N cubes (0.3 m, 1 kg, random orientations) in columns of 4 on a 0.5 m grid, dropped from
+0.5 m + 0.45 m per layer onto a ground plane, so they tumble into a pile. Time step 1/240 s everywhere
+(4 substeps per 60 fps frame); solver iterations: each engine's default (ours 80 + tolerance, Blender
+10, MuJoCo 100 + tolerance) - so this compares the tools as shipped, not per iteration.
+
+1. N = 100 for 250 frames at 60 fps: our ``simulate``, Blender (rigid body world, point cache 1..250,
+   stepped by ``scene.frame_set(f)``), MuJoCo (optional; never installed from here).
+2. N = 1000 for fewer frames (``--big-frames``, default 40, printed) to stay within a few minutes on two
+   cores; growth 1000/100 is per frame against the 100-cube scene over the *same* first frames.
+3. Writing keys: the 100 x 250 trajectory baked by ``rscene_addon.blender.bake.bake_trajectory`` into
+   the scene imported by ``import_scene_file``, against a raw ``keyframe_points.add`` + ``foreach_set``
+   of the same 7 channels on the same objects.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-bench-user-"))
+
+from rscene_addon.sim import simulate  # noqa: E402
+from rscene_addon.sim.scenes import ground, header, obj, scene_from  # noqa: E402
+
+FPS = 60
+SUBSTEPS = 4  # dt = 1/240
+SIZE = 0.3
+LAYERS = 4
+
+
+def layout(n: int, seed: int = 7):
+    """Positions (n, 3) and quaternions (n, 4, w x y z) of the cubes: columns of LAYERS on a grid."""
+    rng = np.random.default_rng(seed)
+    cols = int(math.ceil(n / LAYERS))
+    side = int(math.ceil(math.sqrt(cols)))
+    pos = np.zeros((n, 3))
+    quat = rng.normal(size=(n, 4))
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
+    for i in range(n):
+        c, layer = divmod(i, LAYERS)
+        pos[i] = ((c % side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05),
+                  (c // side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05), 0.5 + 0.45 * layer)
+    return pos, quat
+
+
+def scene_text(n: int) -> str:
+    pos, quat = layout(n)
+    lines = header(dt=1.0 / (FPS * SUBSTEPS), sleeping=True) + [ground()]
+    lines += [obj(f"/World/Cube{i}", "box", pos=pos[i], quat=quat[i], scale=(SIZE,) * 3) for i in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+# -- our core ------------------------------------------------------------------------------------------------
+
+def run_ours(n: int, frames: int):
+    from rscene_addon.formats import rscene
+    scene = rscene.loads(scene_text(n))
+    t0 = time.perf_counter()
+    tr = simulate(scene, (frames - 1) / FPS, FPS, substeps=SUBSTEPS)
+    return time.perf_counter() - t0, tr
+
+
+# -- Blender ---------------------------------------------------------------------------------------------------
+
+def _unit_cube_mesh(bpy):
+    mesh = bpy.data.meshes.new("bench_cube")
+    h = 0.5
+    verts = [(x, y, z) for x in (-h, h) for y in (-h, h) for z in (-h, h)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    return mesh
+
+
+def run_blender(n: int, frames: int):
+    import bpy
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps = FPS
+    scene.frame_start, scene.frame_end = 1, frames
+    bpy.ops.rigidbody.world_add()
+    rbw = scene.rigidbody_world
+    rbw.collection = bpy.data.collections.new("RigidBodyWorld")
+    rbw.substeps_per_frame = SUBSTEPS
+    rbw.point_cache.frame_start, rbw.point_cache.frame_end = 1, frames
+    mesh = _unit_cube_mesh(bpy)
+    pos, quat = layout(n)
+    objects = []
+    ground_ob = bpy.data.objects.new("Ground", mesh)
+    ground_ob.scale = (40.0, 40.0, 1.0)
+    ground_ob.location = (0.0, 0.0, -0.5)
+    objects.append(ground_ob)
+    for i in range(n):
+        ob = bpy.data.objects.new(f"Cube{i}", mesh)
+        ob.location = pos[i]
+        ob.rotation_mode = "QUATERNION"
+        ob.rotation_quaternion = quat[i]
+        ob.scale = (SIZE,) * 3
+        objects.append(ob)
+    for ob in objects:
+        scene.collection.objects.link(ob)
+        rbw.collection.objects.link(ob)
+    bpy.context.view_layer.update()
+    ground_ob.rigid_body.type = "PASSIVE"
+    for ob in objects:
+        ob.rigid_body.collision_shape = "BOX"
+        ob.rigid_body.friction = 0.8
+        ob.rigid_body.restitution = 0.0
+    for ob in objects[1:]:
+        ob.rigid_body.mass = 1.0
+    scene.frame_set(1)
+    t0 = time.perf_counter()
+    for f in range(1, frames + 1):
+        scene.frame_set(f)
+    elapsed = time.perf_counter() - t0
+    top = max(ob.matrix_world.translation.z for ob in objects[1:])
+    low = min(ob.matrix_world.translation.z for ob in objects[1:])
+    info = (f"iterations {rbw.solver_iterations}, substeps {rbw.substeps_per_frame}, "
+            f"final z range {low:.3f}..{top:.3f} m")
+    return elapsed, info
+
+
+# -- MuJoCo (optional) -----------------------------------------------------------------------------------------
+
+def mujoco_module():
+    try:
+        import mujoco
+        return mujoco
+    except Exception:
+        return None
+
+
+def run_mujoco(mujoco, n: int, frames: int):
+    pos, quat = layout(n)
+    h = SIZE / 2
+    bodies = "".join(
+        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
+        f'<geom type="box" size="{h} {h} {h}" mass="1" friction="0.8"/></body>'
+        for p, q in zip(pos, quat))
+    xml = (f'<mujoco><option timestep="{1.0 / (FPS * SUBSTEPS)}"/><worldbody>'
+           f'<geom type="plane" size="20 20 0.1" friction="0.8"/>{bodies}</worldbody></mujoco>')
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    steps = (frames - 1) * SUBSTEPS
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+    return time.perf_counter() - t0
+
+
+# -- keyframe writing ------------------------------------------------------------------------------------------
+
+def bench_bake(tr, n: int):
+    import bpy
+    import rscene_addon
+    from rscene_addon.blender import bake, build
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    if not hasattr(bpy.types.Object, "rscene"):
+        rscene_addon.register()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "pile.rscene")
+        with open(path, "w") as fh:
+            fh.write(scene_text(n))
+        build.import_scene_file(path, bpy.context.scene)
+    scene = bpy.context.scene
+    t0 = time.perf_counter()
+    baked = bake.bake_trajectory(scene, tr)
+    t_ours = time.perf_counter() - t0
+    objects = bake.nodes_by_path(scene)
+    bake.clear_bake(scene)
+    frames = 1 + np.arange(len(tr.time), dtype=np.float32)
+    pos = np.asarray(tr.position, dtype=np.float32)
+    quat = np.asarray(tr.quaternion, dtype=np.float32)
+    co = np.empty(2 * len(frames), dtype=np.float32)
+    co[0::2] = frames
+    raw_obs = [(objects[str(name)], i) for i, name in enumerate(tr.names) if str(name) in objects]
+    t0 = time.perf_counter()
+    for ob, i in raw_obs:
+        ob.rotation_mode = "QUATERNION"
+        ob.animation_data_create()
+        action = bpy.data.actions.new(f"{ob.name} raw")
+        ob.animation_data.action = action
+        for data_path, values in (("location", pos[:, i]), ("rotation_quaternion", quat[:, i])):
+            for axis in range(values.shape[1]):
+                fc = action.fcurve_ensure_for_datablock(ob, data_path, index=axis)
+                fc.keyframe_points.add(len(frames))
+                co[1::2] = values[:, axis]
+                fc.keyframe_points.foreach_set("co", co)
+                fc.update()
+    t_raw = time.perf_counter() - t0
+    if hasattr(bpy.types.Object, "rscene"):
+        rscene_addon.unregister()  # bpy 4.5 hangs at exit with add-on classes registered
+    return baked, len(raw_obs), t_ours, t_raw
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--frames", type=int, default=250)
+    ap.add_argument("--big", type=int, default=1000)
+    ap.add_argument("--big-frames", type=int, default=40)
+    ap.add_argument("--skip-big", action="store_true")
+    args = ap.parse_args(argv)
+    import bpy
+    mj = mujoco_module()
+    print(f"Blender {bpy.app.version_string}, numpy {np.__version__}, CPUs {os.cpu_count()}, "
+          f"MuJoCo {'%s' % mj.__version__ if mj else 'not importable (skipped)'}")
+    print(f"scene: N cubes {SIZE} m in columns of {LAYERS}, dt 1/{FPS * SUBSTEPS} s, {FPS} fps")
+
+    def row(label, n, frames):
+        t_ours, tr = run_ours(n, frames)
+        t_bl, bl_info = run_blender(n, frames)
+        t_mj = run_mujoco(mj, n, frames) if mj else None
+        line = (f"{label}: N={n} frames={frames}  ours {t_ours:7.2f} s  Blender {t_bl:7.2f} s "
+                f"({bl_info})  ours/Blender {t_ours / t_bl:6.1f}x")
+        if t_mj is not None:
+            line += f"  MuJoCo {t_mj:6.2f} s  ours/MuJoCo {t_ours / t_mj:6.1f}x"
+        print(line, flush=True)
+        return t_ours, t_bl, t_mj, tr
+
+    small = row("pile", 100, args.frames)
+    if not args.skip_big:
+        bf = min(args.big_frames, args.frames)
+        print(f"(the {args.big}-cube run is bounded to {bf} frames = {(bf - 1) / FPS:.2f} s of simulated "
+              f"time; growth is per frame against 100 cubes over the same {bf} frames)")
+        same = row("pile", 100, bf) if bf != args.frames else small
+        big = row("pile", args.big, bf)
+        for k, name in ((0, "ours"), (1, "Blender"), (2, "MuJoCo")):
+            if same[k] is not None and big[k] is not None:
+                print(f"growth {args.big}/100 {name}: {big[k] / same[k]:6.1f}x "
+                      f"(linear would be {args.big / 100:.0f}x)")
+    baked, raw_n, t_bake, t_raw = bench_bake(small[3], 100)
+    keys = 7 * len(small[3].time) * raw_n
+    print(f"keys: {raw_n} objects x {len(small[3].time)} frames x 7 channels = {keys} keys; "
+          f"bake_trajectory {t_bake:.3f} s ({baked} baked), raw add+foreach_set {t_raw:.3f} s, "
+          f"ratio {t_bake / t_raw:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
