@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# one matrix -> quaternion conversion for every pure layer (Shepperd, w >= 0, batched)
+from ..sensors.frames import matrix_to_quat  # noqa: F401
+
 __all__ = ["axis_angle_matrix", "homogeneous", "log_rotation", "matrix_to_quat", "quat_multiply",
            "quat_normalize", "quat_to_matrix", "rpy_to_matrix", "skew", "translation"]
 
@@ -34,26 +37,6 @@ def quat_to_matrix(q) -> np.ndarray:
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
         np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
         np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
-
-
-def matrix_to_quat(m) -> np.ndarray:
-    """3x3 rotation -> quaternion w, x, y, z with w >= 0."""
-    m = np.asarray(m, dtype=float)
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0:
-        s = np.sqrt(tr + 1.0) * 2
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    return quat_normalize(-q if q[0] < 0 else q)
 
 
 def quat_multiply(a, b) -> np.ndarray:

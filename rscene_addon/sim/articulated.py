@@ -644,10 +644,9 @@ class ArticulatedSystem:
 
     def link_positions_quaternions(self) -> tuple[np.ndarray, np.ndarray]:
         """(L, 3) positions and (L, 4) quaternions w, x, y, z of the links in ``link_names`` order."""
-        from ..robots.transforms import matrix_to_quat
-        pos = np.array([f[:3, 3] for f in self.frames]).reshape(-1, 3)
-        quat = np.array([matrix_to_quat(f[:3, :3]) for f in self.frames]).reshape(-1, 4)
-        return pos, quat
+        from ..sensors.frames import matrix_to_quat
+        frames = np.array(self.frames).reshape(-1, 4, 4)
+        return frames[:, :3, 3].copy(), matrix_to_quat(frames[:, :3, :3]).reshape(-1, 4)
 
     def link_velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """(L, 3) linear velocities of the link frame origins and (L, 3) angular velocities (world)."""

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+# one matrix -> quaternion conversion for every pure layer (Shepperd, w >= 0, batched)
+from ..sensors.frames import matrix_to_quat  # noqa: F401
+
 __all__ = [
     "quat_normalize", "quat_multiply", "quat_conjugate", "quat_rotate", "quat_rotate_inv", "quat_to_matrix",
     "matrix_to_quat", "quat_integrate", "quat_from_axis_angle", "quat_angular_velocity", "tangent_basis",
@@ -90,28 +93,6 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     m[..., 2, 1] = 2 * (yz + wx)
     m[..., 2, 2] = 1 - 2 * (xx + yy)
     return m
-
-
-def matrix_to_quat(m: np.ndarray) -> np.ndarray:
-    """A single 3x3 rotation matrix to a unit quaternion (w >= 0)."""
-    m = np.asarray(m, dtype=np.float64)
-    tr = m[0, 0] + m[1, 1] + m[2, 2]
-    if tr > 0:
-        s = np.sqrt(tr + 1.0) * 2
-        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
-    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
-        s = np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2]) * 2
-        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
-    elif m[1, 1] > m[2, 2]:
-        s = np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2]) * 2
-        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
-    else:
-        s = np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1]) * 2
-        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    if q[0] < 0:
-        q = -q
-    return quat_normalize(q)
 
 
 def quat_from_axis_angle(axis, angle) -> np.ndarray:
