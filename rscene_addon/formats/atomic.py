@@ -32,6 +32,20 @@ def write_text_atomic(path: str, text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"))
 
 
+def read_source(path: str, limit: int = -1) -> str:
+    """A scene file's text for a reader (UTF-8, undecodable bytes replaced); ``limit`` bytes at most.
+
+    An unreadable file is a FormatError naming it, like any other problem with the input.
+    """
+    from ..model import Diagnostic, FormatError
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit)
+    except OSError as exc:
+        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
+    return data.decode("utf-8", "replace")
+
+
 def read_text(path: str) -> str:
     """Read a file so that ``write_text_atomic`` reproduces it byte for byte."""
     with open(path, "rb") as handle:

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
-from .atomic import write_scene_text
+from .atomic import read_source, write_scene_text
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
                         set_extra, warn)
@@ -610,12 +610,7 @@ def loads(text: str, path: str = "<string>") -> Scene:
 
 
 def read(path: str) -> Scene:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    return loads(data.decode("utf-8", "replace"), path)
+    return loads(read_source(path), path)
 
 
 # =========================================================================================================

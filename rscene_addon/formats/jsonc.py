@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import json.decoder
-import math
 import json.scanner
+import math
 
 from ..model import Diagnostic, FormatError
+from .atomic import read_source
 
 __all__ = ["JsonObject", "dumps", "load", "loads", "strip_comments"]
 
@@ -122,12 +123,7 @@ def _check_numbers(value, path: str, line: int) -> None:
 
 
 def load(path: str):
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    return loads(data.decode("utf-8", "replace"), path)
+    return loads(read_source(path), path)
 
 
 def dumps(value, indent: int = 2) -> str:

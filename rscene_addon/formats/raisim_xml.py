@@ -46,7 +46,7 @@ from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from . import png as pngcodec
 from . import terrain_gen
-from .atomic import write_scene_text
+from .atomic import read_source, write_scene_text
 from .raisim_template import expand
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_number, extra_text, extra_vec,
                         leaf_name, loss_warnings, material_color, record_label, sanitize_name, set_extra,
@@ -782,12 +782,7 @@ def loads(text: str, path: str = "<string>", params: dict | None = None) -> Scen
 
 def read(path: str, params: dict | None = None) -> Scene:
     """Read a RaiSim world XML file. ``params`` overrides its ``<params>`` (``@@name`` values)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    return loads(data.decode("utf-8", "replace"), path, params)
+    return loads(read_source(path), path, params)
 
 
 # =========================================================================================================

@@ -18,6 +18,7 @@ import re
 
 from ..model import Diagnostic, FormatError, Scene
 from . import airsim, coppelia_xml, jsonc, raisim_xml, rscene
+from .atomic import read_source
 from .sceneutil import rebase_references
 
 __all__ = [
@@ -82,13 +83,9 @@ def detect_text(text: str, path: str = "<string>") -> str | None:
 
 def detect(path: str) -> str:
     """'rscene', 'raisim_xml', 'coppelia_xml', 'airsim', 'mjcf' or 'urdf'. Raises FormatError otherwise."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(_SNIFF_BYTES)
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    fmt = detect_text(data.decode("utf-8", "replace"), path)
-    if fmt is None and not data.strip():
+    head = read_source(path, _SNIFF_BYTES)
+    fmt = detect_text(head, path)
+    if fmt is None and not head.strip():
         fmt = _by_extension(path)
     if fmt is None:
         raise FormatError(Diagnostic(path, 0, "", "unrecognised scene format: expected an .rscene scene, a RaiSim "

@@ -20,6 +20,7 @@ from ..model import Diagnostic, FormatError, Scene, new_record
 from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
 from ..robots.transforms import homogeneous, rpy_to_matrix
 from . import xmltree
+from .atomic import read_source
 from .xml_expr import ExprError, expand_braces
 
 __all__ = ["loads_robot", "read", "read_robot", "resolve_resource"]
@@ -258,12 +259,7 @@ def parse_xml(text: str, path: str = "<string>", parameters: dict | None = None)
 
 
 def parse_xml_file(path: str, parameters: dict | None = None) -> xmltree.Node:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    return parse_xml(data.decode("utf-8", "replace"), path, parameters)
+    return parse_xml(read_source(path), path, parameters)
 
 
 def loads_robot(text: str, path: str = "<string>", resource_directory: str = "",

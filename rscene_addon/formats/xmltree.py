@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from ..model import Diagnostic, FormatError
+from .atomic import read_source
 
 __all__ = ["Node", "XmlWriter", "parse", "parse_file"]
 
@@ -121,12 +122,7 @@ def parse(text: str, path: str = "<string>") -> Node:
 
 
 def parse_file(path: str) -> Node:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
-    return parse(data.decode("utf-8", "replace"), path)
+    return parse(read_source(path), path)
 
 
 class XmlWriter:
