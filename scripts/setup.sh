@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Create the three test environments under .venv/ (idempotent).
 #
-#   .venv/pure   plain Python, no bpy:     numpy<2, pytest, hypothesis
+#   .venv/pure   plain Python, no bpy:     numpy<2, pytest, hypothesis, mujoco
 #   .venv/bpy45  Blender 4.5 LTS as module: bpy==4.5.15 + pytest, hypothesis
-#   .venv/bpy50  Blender 5.0 as module:     bpy==5.0.1  + pytest, hypothesis
+#   .venv/bpy50  Blender 5.0 as module:     bpy==5.0.1  + pytest, hypothesis, mujoco
+#
+# MuJoCo is a test and benchmark dependency only (never shipped, never imported by the add-on): an
+# independent reference for robot kinematics and the baseline of scripts/bench_sim_vs_blender.py.
 #
 # A venv is skipped when its marker file (.venv/<name>/.rscene-setup-ok) exists and records the
 # same requirement list; otherwise it is deleted and rebuilt from scratch. Both bpy wheels pin
@@ -23,9 +26,9 @@ export PIP_NO_INPUT=1
 
 COMMON_REQS=(pytest hypothesis)
 declare -A REQS=(
-  [pure]="numpy<2 ${COMMON_REQS[*]}"
+  [pure]="numpy<2 ${COMMON_REQS[*]} mujoco==4.0.0"
   [bpy45]="bpy==4.5.15 ${COMMON_REQS[*]}"
-  [bpy50]="bpy==5.0.1 ${COMMON_REQS[*]}"
+  [bpy50]="bpy==5.0.1 ${COMMON_REQS[*]} mujoco==4.0.0"
 )
 ORDER=(pure bpy45 bpy50)
 if [[ -n "${SETUP_ONLY:-}" ]]; then
