@@ -4,8 +4,12 @@ Supported: ``<compiler angle eulerseq meshdir coordinate="local">``, ``<default>
 ``childclass``), ``<asset>`` meshes (file, scale) and materials (rgba), ``<worldbody>`` bodies (pos, quat,
 axisangle, euler, xyaxes, zaxis), joints ``free`` / ``slide`` / ``hinge`` / ``ball`` and ``<freejoint>``, primitive
 geoms (plane, sphere, capsule, ellipsoid, cylinder, box; ``size`` or ``fromto``; MJCF half sizes become the
-model's full box extents) and mesh geoms, ``<inertial>`` (diaginertia / fullinertia). Not supported:
-include, tendons, equality, actuators (ignored), global coordinates (error).
+model's full box extents) and mesh geoms, ``<inertial>`` (diaginertia / fullinertia), joint ``armature``.
+Not supported: include, tendons, equality, actuators (ignored), global coordinates (error).
+
+Mass as MuJoCo's compiler gives it: ``inertiafromgeom`` (auto: a body without ``<inertial>`` takes the mass
+of its primitive geoms, solid, from the geom's ``mass`` or ``density`` (1000); true: always from the geoms),
+``inertiagrouprange`` and ``settotalmass``. Mesh geoms have no volume here (a warning names them).
 
 Mapping: one link per body. A body with several joints gets a chain of virtual links (``body/joint``) so that
 every joint has its own link; a joint's anchor ``pos`` becomes ``origin @ translate(pos)`` with ``child_offset =
@@ -43,6 +47,9 @@ class _Reader:
         self.meshes: dict[str, tuple[str, str, tuple]] = {}
         self.materials: dict[str, Material] = {}
         self.robot: Robot | None = None
+        self.inertia_from_geom = "auto"
+        self.inertia_groups = (0, 5)
+        self.total_mass = -1.0
 
     def fail(self, node: xmltree.Node, message: str):
         raise FormatError(Diagnostic(self.path, node.line, node.tag, message))
@@ -136,6 +143,13 @@ class _Reader:
                 self.eulerseq = seq
             if node.get("meshdir") is not None:
                 self.meshdir = node.get("meshdir")
+            if node.get("inertiafromgeom") is not None:
+                self.inertia_from_geom = node.get("inertiafromgeom")
+            if node.get("inertiagrouprange") is not None:
+                lo, hi = self.floats(node, node.attrib, "inertiagrouprange", counts=(2,))
+                self.inertia_groups = (int(lo), int(hi))
+            if node.get("settotalmass") is not None:
+                self.total_mass = float(self.floats(node, node.attrib, "settotalmass", counts=(1,))[0])
             if node.get("coordinate") == "global":
                 self.fail(node, "coordinate=\"global\" is not supported (only local coordinates)")
         self.classes["main"] = {}
@@ -175,6 +189,8 @@ class _Reader:
                 self.body(node, "world", None, "main")
         if not robot.links:
             self.fail(world, "no <body> in the worldbody")
+        if self.total_mass > 0:
+            self._scale_to_total_mass(robot)
         robot.finalize()
         return robot
 
@@ -228,17 +244,19 @@ class _Reader:
                 joint = Joint(jname, _JOINT_KINDS[kind], previous, child, origin_prefix @ homogeneous(None, anchor),
                               axis=axis / norm, child_offset=homogeneous(None, -anchor), line=jnode.line)
                 rng = self.floats(jnode, jattrs, "range", None, (2,))
-                if rng is not None and jattrs.get("limited", "auto") != "false" and kind in ("hinge", "slide"):
-                    lo, hi = (self.angle(v) for v in rng) if kind == "hinge" else rng
-                    if hi > lo:
-                        joint.lower, joint.upper = float(lo), float(hi)
                 joint.damping = float(self.floats(jnode, jattrs, "damping", np.zeros(1), (1,))[0])
                 joint.friction = float(self.floats(jnode, jattrs, "frictionloss", np.zeros(1), (1,))[0])
+                joint.armature = float(self.floats(jnode, jattrs, "armature", np.zeros(1), (1,))[0])
                 ref = float(self.floats(jnode, jattrs, "ref", np.zeros(1), (1,))[0])
                 joint.reference = self.angle(ref) if kind == "hinge" else ref
+                if rng is not None and jattrs.get("limited", "auto") != "false" and kind in ("hinge", "slide"):
+                    lo, hi = (self.angle(v) for v in rng) if kind == "hinge" else rng
+                    if hi > lo:  # the range is in MuJoCo's qpos; our coordinate is qpos - ref
+                        joint.lower, joint.upper = float(lo) - joint.reference, float(hi) - joint.reference
                 robot.joints[jname] = joint
                 previous = child
                 origin_prefix = np.eye(4)
+        massive = []  # (shape, mass or None, density) of the geoms that count for the body's inertia
         for child in node.children:
             if child.tag == "geom":
                 shape = self.geom(child, self.attrs(child, childclass))
@@ -246,10 +264,52 @@ class _Reader:
                 gattrs = self.attrs(child, childclass)
                 if not (gattrs.get("contype", "1") == "0" and gattrs.get("conaffinity", "1") == "0"):
                     link.collisions.append(shape)
+                group = int(self.floats(child, gattrs, "group", np.zeros(1), (1,))[0])
+                if self.inertia_groups[0] <= group <= self.inertia_groups[1]:
+                    mass = self.floats(child, gattrs, "mass", None, (1,))
+                    density = float(self.floats(child, gattrs, "density", np.array([1000.0]), (1,))[0])
+                    massive.append((shape, None if mass is None else float(mass[0]), density))
             elif child.tag == "inertial":
                 link.inertial = self.inertial(child, self.attrs(child, childclass))
+        if massive and (self.inertia_from_geom == "true"
+                        or (self.inertia_from_geom == "auto" and link.inertial is None)):
+            link.inertial = self._geom_inertial(node, massive)
         for child in node.findall("body"):
             self.body(child, name, None, childclass)
+
+    def _geom_inertial(self, node, massive) -> Inertial | None:
+        """The body's inertial from its geoms (solid primitives, MuJoCo's formulas), about the joint COM."""
+        parts = []
+        for shape, mass, density in massive:
+            props = _solid(shape.geometry)
+            if props is None:
+                if shape.geometry.kind == "mesh":
+                    self.robot.warnings.append(Diagnostic(
+                        self.path, node.line, "geom",
+                        f"mesh geom {shape.geometry.filename!r}: no volume here, so it adds no mass",
+                        "warning"))
+                continue
+            volume, unit = props  # unit: inertia per unit mass about the geom centre, geom axes
+            m = mass if mass is not None else density * volume
+            rot = shape.origin[:3, :3]
+            parts.append((m, shape.origin[:3, 3], m * rot @ np.diag(unit) @ rot.T))
+        total = sum(p[0] for p in parts)
+        if total <= 0:
+            return None
+        com = sum(m * c for m, c, _ in parts) / total
+        inertia = np.zeros((3, 3))
+        for m, c, i_c in parts:
+            d = c - com
+            inertia += i_c + m * (d @ d * np.eye(3) - np.outer(d, d))
+        return Inertial(total, homogeneous(None, com), inertia)
+
+    def _scale_to_total_mass(self, robot: Robot) -> None:
+        links = [lk for lk in robot.links.values() if lk.inertial is not None and lk.inertial.mass > 0]
+        total = sum(lk.inertial.mass for lk in links)
+        if total > 0:
+            for lk in links:
+                lk.inertial.mass *= self.total_mass / total
+                lk.inertial.inertia = lk.inertial.inertia * (self.total_mass / total)
 
     def inertial(self, node, attrs) -> Inertial:
         out = Inertial(origin=self.frame(node, attrs))
@@ -305,6 +365,30 @@ class _Reader:
             material = Material(attrs.get("material", ""), tuple(float(v) for v in rgba) if rgba is not None
                                 else (material.rgba if material and material.rgba else _DEFAULT_RGBA))
         return Shape(geometry, origin, attrs.get("name", ""), material, node.line)
+
+
+def _solid(g) -> tuple[float, np.ndarray] | None:
+    """(volume, diagonal inertia per unit mass about the centre) of a solid primitive; None: no volume."""
+    if g.kind == "sphere":
+        r = g.radius
+        return 4.0 / 3.0 * np.pi * r ** 3, np.full(3, 0.4 * r * r)
+    if g.kind == "box":
+        x, y, z = g.size  # full extents
+        return x * y * z, np.array([y * y + z * z, x * x + z * z, x * x + y * y]) / 12.0
+    if g.kind == "ellipsoid":
+        a, b, c = g.size  # half extents
+        return 4.0 / 3.0 * np.pi * a * b * c, np.array([b * b + c * c, a * a + c * c, a * a + b * b]) / 5.0
+    if g.kind == "cylinder":
+        r, h = g.radius, g.length
+        return np.pi * r * r * h, np.array([(3 * r * r + h * h) / 12, (3 * r * r + h * h) / 12, r * r / 2])
+    if g.kind == "capsule":
+        # a cylinder plus two hemispheres (each a distance h/2 + 3r/8 from the centre to its own COM)
+        r, h = g.radius, g.length
+        v_cyl, v_sph = np.pi * r * r * h, 4.0 / 3.0 * np.pi * r ** 3
+        f_cyl, f_sph = v_cyl / (v_cyl + v_sph), v_sph / (v_cyl + v_sph)
+        perp = f_cyl * (3 * r * r + h * h) / 12 + f_sph * (0.4 * r * r + h * (2 * h + 3 * r) / 8)
+        return v_cyl + v_sph, np.array([perp, perp, f_cyl * r * r / 2 + f_sph * 0.4 * r * r])
+    return None
 
 
 def _z_to(direction) -> np.ndarray:

@@ -89,6 +89,7 @@ class Joint:
     effort: float | None = None
     velocity: float | None = None
     damping: float = 0.0
+    armature: float = 0.0  # MJCF rotor inertia added to the joint's diagonal of the mass matrix
     friction: float = 0.0
     child_offset: np.ndarray = field(default_factory=lambda: np.eye(4))
     line: int = 0

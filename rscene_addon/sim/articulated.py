@@ -18,9 +18,14 @@ linear then angular for floating, angular velocity in the joint's parent frame f
 Dynamics: spatial vectors in world-origin Plücker coordinates (angular first). The mass matrix comes from the
 composite-rigid-body algorithm, the bias forces h(q, u) (gravity, Coriolis, centrifugal) from the recursive
 Newton-Euler algorithm. A step is semi-implicit Euler: joint damping and PD terms are integrated implicitly
-(stable at high gains), then one-sided constraints (joint limits, ground contacts with Coulomb friction) are
+(stable at high gains), then one-sided constraints (joint limits, contacts with Coulomb friction) are
 solved as sequential impulses in joint space, then ``q`` is integrated with the new ``u`` (quaternions
 renormalised) and limited joints are projected back inside their range. Everything is deterministic.
+
+Contacts: ``ground_height`` gives a flat ground of its own; an ``environment``
+(``link_contacts.WorldContacts``) gives contacts with a rigid World's geoms, where an impulse on a dynamic
+body also changes that body's velocity (its inverse mass is part of each contact's effective mass). Links
+do not collide with each other or with other robots.
 """
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
 from ..robots.model import Robot
 from ..robots.transforms import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
+from .geometry import reduce_points
+from .meshio import MeshFormatError, read_mesh
 
 __all__ = ["ArticulatedSystem", "contact_points", "ground_height", "systems_for_scene"]
 
@@ -38,16 +45,23 @@ def _skew(v) -> np.ndarray:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
+def _cross(a, b) -> np.ndarray:
+    """a x b of two 3-vectors (np.cross costs several times more on vectors this small)."""
+    a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
+    b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def _crm(v: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Spatial motion cross product v x m (v, m: [angular; linear])."""
     w, vl = v[:3], v[3:]
-    return np.concatenate([np.cross(w, m[:3]), np.cross(w, m[3:]) + np.cross(vl, m[:3])])
+    return np.concatenate([_cross(w, m[:3]), _cross(w, m[3:]) + _cross(vl, m[:3])])
 
 
 def _crf(v: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Spatial force cross product v x* f."""
     w, vl = v[:3], v[3:]
-    return np.concatenate([np.cross(w, f[:3]) + np.cross(vl, f[3:]), np.cross(w, f[3:])])
+    return np.concatenate([_cross(w, f[:3]) + _cross(vl, f[3:]), _cross(w, f[3:])])
 
 
 def _spatial_inertia(mass: float, com: np.ndarray, inertia_c: np.ndarray) -> np.ndarray:
@@ -85,10 +99,21 @@ class _Body:
             self.mass, self.com_local, self.inertia_local = 0.0, np.zeros(3), np.zeros((3, 3))
 
 
+MESH_CONTACT_DIRECTIONS = 34  # sample directions whose extreme mesh vertices become contact points
+
+
+def _mesh_vertices(path: str) -> np.ndarray:
+    try:
+        return read_mesh(path)[0]
+    except (MeshFormatError, OSError, ValueError):
+        return np.zeros((0, 3))
+
+
 def contact_points(link) -> np.ndarray:
     """Collision sample points of a link in its own frame as rows x, y, z, radius: box vertices (radius 0),
     sphere centres and capsule end centres with their radius (the contact point is the sphere's bottom),
-    cylinder rims (8 points per end), ellipsoid extreme points. Meshes and planes give no points."""
+    cylinder rims (8 points per end), ellipsoid extreme points, up to ~40 hull-extreme vertices of a mesh
+    (scaled; an unreadable mesh gives none). Planes give no points."""
     pts = []
     for shape in link.collisions:
         g, t = shape.geometry, shape.origin
@@ -112,6 +137,12 @@ def contact_points(link) -> np.ndarray:
                     a = 2 * np.pi * k / 8
                     p = t @ np.array([r * np.cos(a), r * np.sin(a), z, 1.0])
                     pts.append([*p[:3], 0.0])
+        elif g.kind == "mesh" and g.path:
+            verts = _mesh_vertices(g.path)
+            if len(verts):
+                v = reduce_points(verts * np.asarray(g.scale, dtype=float), MESH_CONTACT_DIRECTIONS)
+                for p in v @ t[:3, :3].T + t[:3, 3]:
+                    pts.append([*p, 0.0])
         elif g.kind == "ellipsoid":
             # sample the six extreme points of the ellipsoid (half extents)
             for axis in range(3):
@@ -129,7 +160,7 @@ class ArticulatedSystem:
 
     def __init__(self, robot: Robot, *, dt: float = 0.001, gravity=(0.0, 0.0, -9.81), base=None,
                  ground_height: float | None = None, friction: float = 0.8, contact_iterations: int = 30,
-                 erp: float = 0.2, contact_slop: float = 1e-3, name: str = ""):
+                 erp: float = 0.2, contact_slop: float = 1e-3, name: str = "", environment=None):
         self.robot = robot
         self.name = name or robot.name
         self.dt = float(dt)
@@ -140,6 +171,9 @@ class ArticulatedSystem:
         self.contact_iterations = int(contact_iterations)
         self.erp = float(erp)
         self.contact_slop = float(contact_slop)
+        # link-world contacts beyond the flat ground (``link_contacts.WorldContacts``): it gives contact rows
+        # whose other side may be a dynamic body, and takes that body's new velocity back
+        self.environment = environment
         self.nq, self.nv = robot.gc_dim, robot.dof_dim
         gcs, dofs = robot.gc_slices(), robot.dof_slices()
         order = robot.link_order()
@@ -183,6 +217,9 @@ class ArticulatedSystem:
                 self.upper[b.gs.start] = float(j.upper)
                 self._limited.append((b.gs.start, b.ds.start))
         self.armature = np.zeros(self.nv)
+        for b in self.bodies:
+            if b.joint is not None and b.kind != "fixed" and getattr(b.joint, "armature", 0.0):
+                self.armature[b.ds] = float(b.joint.armature)
         self.kp = np.zeros(self.nv)
         self.kd = np.zeros(self.nv)
         self.q_target = robot.zero_configuration()
@@ -317,7 +354,7 @@ class ArticulatedSystem:
         k = b.kind
         if k in ("revolute", "continuous"):
             a = rot @ b.axis
-            return np.concatenate([a, np.cross(p, a)])[:, None]
+            return np.concatenate([a, _cross(p, a)])[:, None]
         if k == "prismatic":
             return np.concatenate([np.zeros(3), rot @ b.axis])[:, None]
         if k == "spherical":
@@ -337,7 +374,7 @@ class ArticulatedSystem:
             s[3:, 0] = rot @ u
             s[3:, 1] = rot @ v
             s[:3, 2] = n
-            s[3:, 2] = np.cross(c, n)
+            s[3:, 2] = _cross(c, n)
             return s
         return np.zeros((6, 0))
 
@@ -376,7 +413,7 @@ class ArticulatedSystem:
                 v_rel, w_rel = s[3:, :3] @ ud[:3], s[:3, 3:] @ ud[3:]
             else:
                 v_rel, w_rel = s[3:, :2] @ ud[:2], s[:3, 2] * ud[2]
-            out[3:] += np.cross(v_rel, w_rel)
+            out[3:] += _cross(v_rel, w_rel)
         return out
 
     # -- dynamics --------------------------------------------------------------------------------------
@@ -548,6 +585,8 @@ class ArticulatedSystem:
                 j[di] = -1.0
                 rows.append(("limit", j, -hi_gap / dt))
         contacts = self._ground_contacts(u, dt)
+        if self.environment is not None:
+            contacts += self.environment.contacts(self, u, dt)
         self.last_contacts = contacts
         if not rows and not contacts:
             return u
@@ -564,40 +603,59 @@ class ArticulatedSystem:
             def minv(x):
                 return pinv @ x
         u = u.copy()
+        # velocities (linear, angular) of the dynamic bodies touched, exchanged impulse by impulse
+        body_v = {c["body_index"]: self.environment.body_velocity(c["body_index"])
+                  for c in contacts if c.get("body_inv") is not None}
 
-        def prepare(j):
+        def prepare(j, bj=None, inv=None):
+            """Robot velocity change per unit impulse, the other body's, and the inverse effective mass."""
             jf = j[free]
             wj = np.zeros(self.nv)
             wj[free] = minv(jf)
             denom = float(j @ wj)
-            return wj, (1.0 / denom if denom > 1e-12 else 0.0)
+            wb = None
+            if inv is not None:
+                wb = -(inv @ bj)  # the reaction pushes the body the other way
+                denom += float(bj @ inv @ bj)
+            return wj, wb, (1.0 / denom if denom > 1e-12 else 0.0)
 
         lim = [(j, target, *prepare(j)) for _, j, target in rows]
         lim_lambda = np.zeros(len(lim))
         con = []
         for c in contacts:
-            jn, jt1, jt2 = c["jacobian"]
-            con.append((c, [(jn, *prepare(jn)), (jt1, *prepare(jt1)), (jt2, *prepare(jt2))]))
+            bjac, inv = c.get("body_jac"), c.get("body_inv")
+            b = c["body_index"] if inv is not None else None
+            # a static or kinematic other side: its velocity along the rows does not change
+            fixed = bjac @ self.environment.body_velocity(c["body_index"]) if bjac is not None and b is None \
+                else np.zeros(3)
+            axes = [(j, None if b is None else bjac[k], *prepare(j, None if b is None else bjac[k], inv))
+                    for k, j in enumerate(c["jacobian"])]
+            con.append((c, b, fixed, axes))
         con_lambda = np.zeros((len(con), 3))
         for _ in range(self.contact_iterations):
-            for k, (j, target, wj, eff) in enumerate(lim):
+            for k, (j, target, wj, _, eff) in enumerate(lim):
                 dl = eff * (target - j @ u)
                 new = max(lim_lambda[k] + dl, 0.0)
                 u += wj * (new - lim_lambda[k])
                 lim_lambda[k] = new
-            for k, (c, ((jn, wn, en), (jt1, w1, e1), (jt2, w2, e2))) in enumerate(con):
-                dl = en * (c["target"] - jn @ u)
-                new = max(con_lambda[k, 0] + dl, 0.0)
-                u += wn * (new - con_lambda[k, 0])
-                con_lambda[k, 0] = new
-                bound = c["friction"] * new
-                for axis, (jt, wt, et) in ((1, (jt1, w1, e1)), (2, (jt2, w2, e2))):
-                    dl = -et * (jt @ u)
-                    new_t = float(np.clip(con_lambda[k, axis] + dl, -bound, bound))
-                    u += wt * (new_t - con_lambda[k, axis])
-                    con_lambda[k, axis] = new_t
-        for k, (c, _) in enumerate(con):
+            for k, (c, b, fixed, axes) in enumerate(con):
+                for axis, (j, bj, wj, wb, eff) in enumerate(axes):
+                    # velocity of the robot's contact point relative to the other side's, along this row
+                    rel = j @ u - (fixed[axis] if b is None else bj @ body_v[b])
+                    if axis == 0:
+                        new = max(con_lambda[k, 0] + eff * (c["target"] - rel), 0.0)
+                    else:
+                        bound = c["friction"] * con_lambda[k, 0]
+                        new = min(max(float(con_lambda[k, axis] - eff * rel), -bound), bound)
+                    dl = new - con_lambda[k, axis]
+                    u += wj * dl
+                    if wb is not None:
+                        body_v[b] += wb * dl
+                    con_lambda[k, axis] = new
+        for k, (c, _, _, _) in enumerate(con):
             c["impulse"] = con_lambda[k].copy()
+        if body_v:
+            self.environment.apply(body_v)
         return u
 
     def point_jacobian(self, body: int, point_world: np.ndarray) -> np.ndarray:
@@ -666,9 +724,11 @@ def _quat_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 
 def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: float | None = None,
-                      warnings: list | None = None) -> list[ArticulatedSystem]:
+                      warnings: list | None = None, world=None) -> list[ArticulatedSystem]:
     """One ArticulatedSystem per ``articulated`` record of ``scene`` (named by the record's path); a record
-    whose robot cannot be read is skipped with a message appended to ``warnings``."""
+    whose robot cannot be read is skipped with a message appended to ``warnings``. With a sim ``World`` the
+    links touch its geoms (two-way, the record's collisionGroup/collisionMask/collidable respected) and
+    ``ground`` is not used; without one they touch only a plane at height ``ground`` (None: nothing)."""
     out = []
     try:
         records = scene.of("articulated")
@@ -676,12 +736,28 @@ def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: fl
         return out
     for rec in records:
         try:
-            out.append(ArticulatedSystem.from_record(scene, rec, dt=dt, gravity=gravity, ground_height=ground))
+            env = None
+            if world is not None:
+                from .link_contacts import WorldContacts
+                env = WorldContacts(world, group=_record_int(rec, "collisionGroup", 1),
+                                    mask=_record_int(rec, "collisionMask", 2 ** 64 - 1),
+                                    collidable=bool(rec.get("collidable", True)))
+            out.append(ArticulatedSystem.from_record(scene, rec, dt=dt, gravity=gravity,
+                                                     ground_height=None if world is not None else ground,
+                                                     environment=env))
         except Exception as exc:  # FormatError, OSError, ValueError: report and carry on
             if warnings is not None:
                 warnings.append(f"{getattr(rec, 'path', '') or rec.get('path', '')}: articulated system "
                                 f"not simulated: {exc}")
     return out
+
+
+def _record_int(rec, name: str, default: int) -> int:
+    value = rec.get(name, default)
+    try:
+        return int(value) if value not in (None, "", "-") else int(default)
+    except (TypeError, ValueError):
+        return int(default)
 
 
 def ground_height(model, state=None) -> float | None:

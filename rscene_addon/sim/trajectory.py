@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from .articulated import ground_height, systems_for_scene
+from .articulated import systems_for_scene
 from .model import DYNAMIC, KINEMATIC
 from .world import World
 
@@ -159,11 +159,11 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
         n_sub = max(1, int(substeps or round(frame_dt / world.dt)))
         world.model.dt = frame_dt / n_sub
     m = world.model
-    # robots (articulated records) step beside the rigid world; their links are recorded as
-    # "<record path>/<link name>" after the rigid bodies
+    # robots (articulated records) step beside the rigid world and touch its geoms (two-way); their links
+    # are recorded as "<record path>/<link name>" after the rigid bodies
     art_warnings: list = []
-    systems = systems_for_scene(scene, dt=m.dt, gravity=m.gravity, ground=ground_height(m, world.state),
-                                warnings=art_warnings) if scene is not None else []
+    systems = systems_for_scene(scene, dt=m.dt, gravity=m.gravity, warnings=art_warnings,
+                                world=world) if scene is not None else []
     art_names = [f"{a.name}/{link}" for a in systems for link in a.link_names]
     movable = np.nonzero((m.body_mode == DYNAMIC) | (m.body_mode == KINEMATIC))[0]
     F = frame_count(duration, fps)
@@ -215,9 +215,11 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
                 q1 = q1 if np.dot(q0, q1) >= 0 else -q1
                 world.set_kinematic_pose(name, (1 - alpha) * track_pos[f - 1] + alpha * track_pos[f],
                                          (1 - alpha) * q0 + alpha * q1)
-            world.step()
+            # robots first: their contact impulses change the world bodies' velocities, which the world
+            # then integrates over the same step
             for a in systems:
                 a.step(m.dt)
+            world.step()
         record(f)
         for e in world.events:
             e = dict(e)

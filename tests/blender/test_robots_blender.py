@@ -354,3 +354,47 @@ def test_keyframed_values_repose_on_frame_change(imported, ops, scene_file):
         assert rb.joint_values(root) == pytest.approx([1.0, 0.5], abs=1e-6)
     finally:
         ops.unregister_extra()
+
+
+BOX_ROBOT = """<robot name="box">
+  <link name="body"><inertial><mass value="2"/>
+    <inertia ixx="0.0217" iyy="0.0333" izz="0.0417" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.4 0.3 0.2"/></geometry></collision></link>
+</robot>
+"""
+
+
+def test_baked_robot_lands_on_a_static_box_and_pushes_a_dynamic_one(blank, tmp_path, monkeypatch):
+    """Link-world contacts in the bake: a box robot dropped on a static table stays on its top (0.5 + 0.1);
+    a second robot slides into a crate and moves it. Baked poses are simulate()'s."""
+    from rscene_addon.sim import simulate
+    _dispatch(monkeypatch)
+    (tmp_path / "box.urdf").write_text(BOX_ROBOT)
+    path = tmp_path / "contacts.rscene"
+    path.write_text("\n".join([
+        "raisim_engine_scene 2",
+        "time_step 0.002",
+        ("object /World/Ground ground 0 0 0 1 0 0 0 20 20 1 0.5 1 1 default - false true false - static true "
+         "1 18446744073709551615"),
+        ("object /World/Table box 0 0 0.25 1 0 0 0 1 1 0.5 0.5 1 1 default - false true false - static true "
+         "1 18446744073709551615"),
+        ("object /World/Crate box 3 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - dynamic "
+         "true 1 18446744073709551615"),
+        "articulated_resource box_res box box.urdf",
+        "articulated /World/Dropped box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=0,0,0.8,1,0,0,0",
+        ("articulated /World/Slider box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=2,0,0.1,1,0,0,0 "
+         "generalizedVelocity=4,0,0,0,0,0"),
+    ]) + "\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}
+    expected = simulate(rscene.read(str(path)), 1.0, 24)
+    names = list(expected.names)
+    dropped = rb.link_objects(next(ob for ob in bpy.data.objects if ob.rscene.path == "/World/Dropped"))["body"]
+    scene.frame_set(25)
+    location = np.array(dropped.matrix_world.translation)
+    assert location == pytest.approx(expected.position[-1, names.index("/World/Dropped/body")], abs=1e-5)
+    assert location[2] == pytest.approx(0.6, abs=3e-3)
+    crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
+    assert crate.matrix_world.translation.x > 3.05  # pushed along +x by the slider

@@ -1,0 +1,250 @@
+"""Contacts between the links of an ``ArticulatedSystem`` and the geoms of a rigid ``World`` (two-way).
+
+    env = WorldContacts(world, group=1, mask=ALL_GROUPS)
+    system = ArticulatedSystem(robot, environment=env)
+    world.step(); system.step()          # the robot's contact impulses also act on the world's bodies
+
+Every step the system asks ``contacts(system, u, dt)`` for contact rows: the links' collision sample points
+(``articulated.contact_points``: box and cylinder vertices, sphere and capsule centres with their radius) are
+tested against every world geom that passes the group/mask rule (``sdf.geom_distance``: planes, height
+fields, spheres, boxes, capsules, cylinders, convex hulls), and the corners and centres of the world's
+boxes, spheres, capsules and hulls against the links' primitive shapes (so a box corner poking into a flat
+link face is seen too). A contact whose other side is a dynamic body carries that body's inverse mass; the
+system's constraint solver then exchanges impulses with it and ``apply`` writes the body's new velocity
+back into the world's state (waking it). Static and kinematic geoms have infinite mass (a kinematic body's
+velocity still moves the contact). Friction is the world's material table entry between the geom's
+material and ``material`` (default: "default"). Contacts are inelastic (no restitution).
+
+Only the public model and state arrays of the World are used (``model.geom_*``, ``model.body_*``,
+``state.position/quaternion/linear_velocity/angular_velocity``, ``World.wake``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
+from .mathutil import quat_multiply, quat_to_matrix, tangent_basis
+from .model import ALL_GROUPS, DYNAMIC, FRICTION
+from .narrowphase import Frames
+from .sdf import geom_distance
+
+__all__ = ["WorldContacts"]
+
+MARGIN = 0.02  # speculative contact distance (m), plus what the velocities cover in one step
+
+_LINK_KINDS = {"sphere": SPHERE, "box": BOX, "capsule": CAPSULE, "cylinder": CYLINDER}
+
+
+class _LinkShapes:
+    """The primitive collision shapes of one robot link, laid out like a sim ``Model``'s geom arrays so that
+    ``sdf.geom_distance`` measures distances to them (sizes: sphere r; box half extents; capsule and
+    cylinder r, half length)."""
+
+    def __init__(self, link):
+        types, sizes, origins = [], [], []
+        for shape in link.collisions:
+            g = shape.geometry
+            kind = _LINK_KINDS.get(g.kind)
+            if kind is None:
+                continue
+            if kind == SPHERE:
+                size = (float(g.radius), 0.0, 0.0)
+            elif kind == BOX:
+                size = tuple(0.5 * float(s) for s in g.size)
+            else:
+                size = (float(g.radius), 0.5 * float(g.length), 0.0)
+            types.append(kind)
+            sizes.append(size)
+            origins.append(np.asarray(shape.origin, dtype=float))
+        self.geom_type = np.array(types, dtype=np.int64)
+        self.geom_size = np.array(sizes, dtype=float).reshape(-1, 3)
+        self.geom_poly = [None] * len(types)
+        self.geom_hfield = [None] * len(types)
+        self.origins = origins
+        self.radius = np.array([_bounding_radius(t, sz) for t, sz in zip(types, self.geom_size)])
+
+    def __len__(self):
+        return len(self.geom_type)
+
+    def frames(self, link_frame: np.ndarray) -> Frames:
+        pos = np.array([(link_frame @ o)[:3, 3] for o in self.origins]).reshape(-1, 3)
+        rot = np.array([(link_frame @ o)[:3, :3] for o in self.origins]).reshape(-1, 3, 3)
+        return Frames(self, pos, rot)
+
+
+def _bounding_radius(kind: int, size: np.ndarray) -> float:
+    """Radius of a sphere about a primitive's centre that holds it."""
+    if kind == BOX:
+        return float(np.linalg.norm(size))
+    if kind == CAPSULE:
+        return float(size[0] + size[1])
+    if kind == CYLINDER:
+        return float(np.hypot(size[0], size[1]))
+    return float(size[0])
+
+
+def _geom_points(m, fr, g: int) -> np.ndarray:
+    """Sample points (K, 4: x, y, z, radius) of a world geom for the reverse test: box and hull corners,
+    sphere centres and capsule end centres with their radius; other kinds give none."""
+    t = int(m.geom_type[g])
+    c, rot = fr.pos[g], fr.rot[g]
+    if t == SPHERE:
+        return np.array([[*c, m.geom_size[g, 0]]])
+    if t == CAPSULE:
+        r, hh = m.geom_size[g, 0], m.geom_size[g, 1]
+        return np.array([[*(c + s * hh * rot[:, 2]), r] for s in (-1.0, 1.0)])
+    if t in (BOX, CONVEX) and m.geom_poly[g] is not None:
+        v = m.geom_poly[g].vertices @ rot.T + c
+        return np.column_stack((v, np.zeros(len(v))))
+    if t == BOX:
+        h = m.geom_size[g]
+        corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
+        return np.column_stack((corners @ rot.T + c, np.zeros(8)))
+    return np.zeros((0, 4))
+
+
+class WorldContacts:
+    """Link-world contacts for the systems stepping beside ``world``. ``group``/``mask``: the robot's
+    collision group and mask (RaiSim's rule: each side's group is in the other's mask); ``collidable``
+    False turns every contact off."""
+
+    def __init__(self, world, *, group: int = 1, mask: int = ALL_GROUPS, material: str = "default",
+                 collidable: bool = True, erp: float = 0.2, slop: float = 1e-3):
+        self.world = world
+        m = world.model
+        self.group, self.mask = np.uint64(int(group) & ALL_GROUPS), np.uint64(int(mask) & ALL_GROUPS)
+        self.collidable = collidable
+        self.erp, self.slop = float(erp), float(slop)
+        names = list(m.material_names)
+        self._material = names.index(material) if material in names else (names.index("default")
+                                                                          if "default" in names else -1)
+        ok = ((m.geom_group & self.mask) != 0) & ((self.group & m.geom_mask) != 0)
+        self.geoms = np.nonzero(ok)[0] if collidable else np.zeros(0, dtype=np.int64)
+        self._shapes: dict = {}  # system -> [_LinkShapes per body]
+
+    # -- contact rows --------------------------------------------------------------------------------------
+
+    def _frames(self) -> Frames:
+        m, s = self.world.model, self.world.state
+        rot_body = quat_to_matrix(s.quaternion)
+        gb = m.geom_body
+        pos = s.position[gb] + np.einsum("gij,gj->gi", rot_body[gb], m.geom_pos)
+        rot = quat_to_matrix(quat_multiply(s.quaternion[gb], m.geom_quat))
+        return Frames(m, pos, rot)
+
+    def _friction(self, system, g: int) -> float:
+        m = self.world.model
+        if self._material < 0:
+            return system.friction
+        return float(m.material_table[m.geom_material[g], self._material, FRICTION])
+
+    def contacts(self, system, u: np.ndarray, dt: float) -> list[dict]:
+        """Contact rows of ``system``'s links (at its current kinematics) with the world's geoms."""
+        if not len(self.geoms):
+            return []
+        m, s = self.world.model, self.world.state
+        fr = self._frames()
+        shapes = self._shapes.get(system)
+        if shapes is None:
+            shapes = [_LinkShapes(system.robot.links[b.link]) for b in system.bodies]
+            self._shapes[system] = shapes
+        reach = MARGIN + 2.0 * dt * (float(np.abs(u).max(initial=0.0)) + float(
+            np.abs(s.linear_velocity).max(initial=0.0)))
+        out: list[dict] = []
+        gtype = m.geom_type
+        unbounded = (gtype[self.geoms] == PLANE) | (gtype[self.geoms] == HEIGHTFIELD)
+        for i, pts in enumerate(system._contact_local):
+            frame = system.frames[i]
+            link_shapes = shapes[i]
+            if not len(pts) and not len(link_shapes):
+                continue
+            world_pts = pts[:, :3] @ frame[:3, :3].T + frame[:3, 3]
+            if len(pts):
+                centre = world_pts.mean(axis=0)
+                extent = float(np.max(np.linalg.norm(world_pts - centre, axis=1) + pts[:, 3]))
+            else:
+                centre = frame[:3, 3]
+                extent = 0.0
+            if len(link_shapes):
+                sf = link_shapes.frames(frame)
+                shape_reach = np.linalg.norm(sf.pos - centre, axis=1) + link_shapes.radius
+                extent = max(extent, float(np.max(shape_reach)))
+            near = unbounded | (np.linalg.norm(fr.pos[self.geoms] - centre, axis=1)
+                                < extent + m.geom_radius[self.geoms] + _size_radius(m, self.geoms) + reach)
+            for g in self.geoms[near]:
+                g = int(g)
+                if len(pts):
+                    dist, normal, valid = geom_distance(m, fr, g, world_pts)
+                    gap = dist - pts[:, 3]
+                    for k in np.nonzero(valid & (gap < reach))[0]:
+                        p = world_pts[k] - pts[k, 3] * normal[k]
+                        self._add(out, system, i, g, p, normal[k], float(gap[k]), u, dt)
+                if len(link_shapes) and gtype[g] not in (PLANE, HEIGHTFIELD):
+                    gp = _geom_points(m, fr, g)
+                    for sh in range(len(link_shapes)):
+                        if not len(gp):
+                            break
+                        dist, normal, _ = geom_distance(link_shapes, sf, sh, gp[:, :3])
+                        gap = dist - gp[:, 3]
+                        for k in np.nonzero(gap < reach)[0]:
+                            # normal[k] points out of the link; the robot touches at its surface point,
+                            # the world body at its own (a sphere's or capsule cap's) surface point
+                            p_link = gp[k, :3] - dist[k] * normal[k]
+                            p_world = gp[k, :3] - gp[k, 3] * normal[k]
+                            self._add(out, system, i, g, p_link, -normal[k], float(gap[k]), u, dt,
+                                      world_point=p_world)
+        return out
+
+    def _add(self, out, system, i, g, p, n, gap, u, dt, world_point=None):
+        """One contact row: robot point ``p`` on link ``i``, normal ``n`` from geom ``g`` towards the link,
+        gap (negative: penetration). ``world_point``: the touching point on the geom's side (default p)."""
+        m, s = self.world.model, self.world.state
+        b = int(m.geom_body[g])
+        jp = system.point_jacobian(i, p)
+        q = p if world_point is None else world_point
+        r = q - s.position[b]
+        v_body = s.linear_velocity[b] + np.cross(s.angular_velocity[b], r)
+        vn = float(n @ (jp @ u) - n @ v_body)
+        if gap > 0 and gap + dt * vn > 0:
+            return  # will not touch this step
+        target = -gap / dt if gap > 0 else self.erp * max(-gap - self.slop, 0.0) / dt
+        t1, t2 = tangent_basis(n)
+        rows = np.array([n, t1, t2])
+        contact = {"link": system.bodies[i].link, "body": m.body_name[b], "point": p, "normal": n,
+                   "depth": -gap, "target": target, "friction": self._friction(system, g),
+                   "jacobian": (n @ jp, t1 @ jp, t2 @ jp),
+                   # the other side: velocity of its point along the rows = body_jac @ (v, w)
+                   "body_jac": np.hstack((rows, np.cross(r, rows))), "body_index": b, "body_inv": None}
+        # a sleeping body under a robot point that is not moving stays asleep and holds like a static one
+        # (waking it every step for the robot's weight would keep it awake forever)
+        quiet = s.sleeping[b] and np.linalg.norm(jp @ system.u) < m.solver.sleep_linear
+        if m.body_mode[b] == DYNAMIC and not quiet:
+            rot = quat_to_matrix(s.quaternion[b])
+            inv = np.zeros((6, 6))
+            inv[:3, :3] = m.body_inv_mass[b] * np.eye(3)
+            inv[3:, 3:] = rot @ m.body_inv_inertia[b] @ rot.T
+            contact["body_inv"] = inv
+        out.append(contact)
+
+    # -- the other side ------------------------------------------------------------------------------------
+
+    def body_velocity(self, b: int) -> np.ndarray:
+        s = self.world.state
+        return np.concatenate((s.linear_velocity[b], s.angular_velocity[b]))
+
+    def apply(self, velocities: dict) -> None:
+        """Write the new (6,) velocities of dynamic bodies (index -> linear, angular) into the world."""
+        s = self.world.state
+        for b, v in velocities.items():
+            if np.array_equal(v[:3], s.linear_velocity[b]) and np.array_equal(v[3:], s.angular_velocity[b]):
+                continue
+            s.linear_velocity[b] = v[:3]
+            s.angular_velocity[b] = v[3:]
+            if s.sleeping[b]:
+                self.world.wake(int(b))
+
+
+def _size_radius(m, geoms: np.ndarray) -> np.ndarray:
+    """A bounding radius of primitive geoms from their sizes (``geom_radius`` may be 0 for some kinds)."""
+    size = m.geom_size[geoms]
+    return np.linalg.norm(size, axis=1)
