@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the sensor renderer (rscene_addon.render), run with Blender as a Python module:
 
-    .venv/bpy50/bin/python scripts/bench_render.py [--quick]
+    .venv/bpy50/bin/python scripts/bench_render.py [--quick] [--only camera|lidar]
 
 (a) Camera overhead: seconds per frame of ``render_scene`` making RGB + depth + ids + normals, against
     an RGB-only baseline of the same scene, camera, resolution and samples. The baseline is a plain
@@ -12,13 +12,17 @@
     are timed (persistent data on for both); the median is reported.
 (b) Lidar rays per second on a ~50k-triangle scene (a large UV sphere around the sensor and two
     smaller ones in front, so every ray hits), for the same rays:
-    ours      ``raycast.SceneBVH`` (one world-space BVH) + ``raycast.sweep`` (the render path);
+    ours      ``raycast.sweep`` (the render path) with each backend: ``embree`` (the embreex wheel)
+              and ``bvh`` (the fallback, a ``BVHTree.ray_cast`` loop inside ``cast``). The per-frame
+              work is timed apart: ``caster.scene_triangles`` and either a new caster (geometry
+              changed) or the ``CasterCache`` check that keeps the last one (static geometry);
     BVH loop  a plain Python ``BVHTree.ray_cast`` loop over the same origins/directions;
     GN        a Geometry Nodes Raycast setup: the rays are the vertices of a point mesh with a
               ``dir`` attribute, Raycast against a Collection Info of the targets, Hit Distance stored
               in a point attribute and read back with ``foreach_get`` from the evaluated mesh (the
               time includes writing the rays into the mesh, evaluation and read-back).
-    Ratios ours/GN (target >= 5x) and ours/BVH loop; the hit distances of the three are compared.
+    Ratios ours/GN (target >= 5x) and ours/BVH loop per backend; every ray's hit distance is compared
+    with the BVH loop's, and the object ids of the two backends with each other.
 """
 from __future__ import annotations
 
@@ -38,11 +42,14 @@ import bpy  # noqa: E402  (before bmesh/mathutils, which bpy provides)
 import bmesh  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Vector  # noqa: E402
+from mathutils.bvhtree import BVHTree  # noqa: E402
 
 from rscene_addon.render import render_scene  # noqa: E402
 from rscene_addon.render.ids import EntityIndex  # noqa: E402
 from rscene_addon.render.plan import RenderOptions  # noqa: E402
-from rscene_addon.render.raycast import SceneBVH, sweep  # noqa: E402
+from rscene_addon.render.caster import (  # noqa: E402
+    CasterCache, available_backends, make_caster, scene_triangles)
+from rscene_addon.render.raycast import sweep  # noqa: E402
 from rscene_addon.sensors.lidar import LidarPattern  # noqa: E402
 
 
@@ -201,6 +208,19 @@ def gn_raycaster(sc, targets, origins, directions, max_distance):
     return run
 
 
+def _rounds(methods: dict, repeats: int) -> tuple[dict, dict]:
+    """Time every method once per round, round after round, so that load from other processes falls
+    on all of them alike. Returns ``({name: sorted seconds}, {name: last result})``."""
+    times = {name: [] for name in methods}
+    results = {}
+    for _ in range(repeats):
+        for name, fn in methods.items():
+            t0 = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: sorted(t) for name, t in times.items()}, results
+
+
 def bench_lidar(channels, samples, repeats):
     sc, targets = lidar_scene()
     depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -211,70 +231,90 @@ def bench_lidar(channels, samples, repeats):
     pose = np.eye(4)
     pose[:3, 3] = (0.3, -0.2, 0.1)
     max_distance = 100.0
+    backends = [b for b in ("embree", "bvh") if b in available_backends()]
+    print(f"(b) lidar {channels} x {samples} = {n_rays} rays, {tris} triangles, every ray hits; "
+          f"{repeats} interleaved rounds, best (median); backends here: {', '.join(backends)}")
+    if "embree" not in backends:
+        print("    embree backend not available (embreex not importable): run scripts/setup.sh")
 
-    t0 = time.perf_counter()
-    bvh = SceneBVH(depsgraph, EntityIndex(sc))
-    t_build = time.perf_counter() - t0
-    ours = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        points = sweep(bvh, pattern, 0.0, pattern.period_s, pose, pose, 0.0, max_distance)
-        ours.append(time.perf_counter() - t0)
-    t_ours = min(ours)
-
-    # the same rays, world space
+    # the same rays, world space, in the sweep's firing order (one full revolution from column 0)
     origins = np.tile(pose[:3, 3], (n_rays, 1))
     directions = pattern.ray_directions() @ pose[:3, :3].T
-    tree = bvh.tree
-    loop = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        dist_loop = np.full(n_rays, np.inf)
+    triangles = scene_triangles(depsgraph, EntityIndex(sc))
+    casters = {b: make_caster(triangles, b) for b in backends}
+    tree = BVHTree.FromPolygons(triangles.vertices.tolist(), triangles.triangles.tolist(), all_triangles=True)
+
+    def bvh_loop():
+        dist = np.full(n_rays, np.inf)
         ray_cast = tree.ray_cast
         for i, (o, d) in enumerate(zip(origins.tolist(), directions.tolist())):
             hit = ray_cast(Vector(o), Vector(d), max_distance)
             if hit[2] is not None:
-                dist_loop[i] = hit[3]
-        loop.append(time.perf_counter() - t0)
-    t_loop = min(loop)
+                dist[i] = hit[3]
+        return dist
 
     run_gn = gn_raycaster(sc, targets, origins, directions, max_distance)
     run_gn()  # first evaluation builds the node tree's caches
-    gn = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        dist_gn = run_gn()
-        gn.append(time.perf_counter() - t0)
-    t_gn = min(gn)
+    methods = {"triangles": lambda: scene_triangles(depsgraph, EntityIndex(sc))}
+    for b in backends:
+        methods[f"build {b}"] = lambda b=b: make_caster(triangles, b)
+        cache = CasterCache(b)
+        cache.caster_for(triangles)
+        # a later frame of a static scene: gather the triangles, find them unchanged, keep the caster
+        methods[f"frame {b}"] = lambda cache=cache: cache.caster_for(
+            scene_triangles(depsgraph, EntityIndex(sc)))
+        methods[f"ours({b})"] = lambda b=b: sweep(casters[b], pattern, 0.0, pattern.period_s, pose, pose, 0.0,
+                                                  max_distance)
+    methods["BVH loop"] = bvh_loop
+    methods["GN"] = run_gn
+    times, results = _rounds(methods, repeats)
+    best = {name: t[0] for name, t in times.items()}
+    median = {name: statistics.median(t) for name, t in times.items()}
 
-    ranges = np.sort(points["range"].astype(np.float64))
-    agree_loop = np.allclose(ranges, np.sort(dist_loop), atol=1e-4)
-    agree_gn = np.allclose(ranges, np.sort(dist_gn.astype(np.float64)), atol=1e-3)
-    print(f"(b) lidar {channels} x {samples} = {n_rays} rays, {tris} triangles, every ray hits "
-          f"({len(points)} returns), best of {repeats}")
-    print(f"    ours (SceneBVH build)          : {t_build:.3f} s once per frame")
-    print(f"    ours (sweep)                   : {n_rays / t_ours / 1e6:.3f} M rays/s ({t_ours:.3f} s)")
-    print(f"    ours incl. BVH build           : {n_rays / (t_ours + t_build) / 1e6:.3f} M rays/s")
-    print(f"    Python BVHTree.ray_cast loop   : {n_rays / t_loop / 1e6:.3f} M rays/s ({t_loop:.3f} s)")
-    print(f"    Geometry Nodes Raycast         : {n_rays / t_gn / 1e6:.3f} M rays/s ({t_gn:.3f} s)")
-    print(f"    ratio ours/GN                  : {t_gn / t_ours:.2f}x (target >= 5x); incl. build "
-          f"{t_gn / (t_ours + t_build):.2f}x")
-    print(f"    ratio ours/BVH loop            : {t_loop / t_ours:.2f}x")
-    print(f"    hit distances agree: BVH loop {agree_loop}, GN {agree_gn}")
+    def line(label, name, rays=True):
+        rate = f"{n_rays / best[name] / 1e6:7.3f} M rays/s, " if rays else ""
+        print(f"    {label:34s}: {rate}{best[name]:.4f} s ({median[name]:.4f} s)")
+
+    line(f"scene triangles ({len(triangles)}), per frame", "triangles", rays=False)
+    for b in backends:
+        line(f"ours, {b} build (geometry changed)", f"build {b}", rays=False)
+        line(f"ours, {b} triangles + reuse (static)", f"frame {b}", rays=False)
+        line(f"ours, {b} sweep (render path)", f"ours({b})")
+    line("Python BVHTree.ray_cast loop", "BVH loop")
+    line("Geometry Nodes Raycast", "GN")
+    for b in backends:
+        assert len(results[f"ours({b})"]) == n_rays, f"{b}: {len(results[f'ours({b})'])} returns of {n_rays}"
+        built = best[f"ours({b})"] + best[f"build {b}"] + best["triangles"]
+        reused = best[f"ours({b})"] + best[f"frame {b}"]
+        print(f"    ratio ours({b})/GN{'':{12 - len(b)}s}: {best['GN'] / best[f'ours({b})']:.2f}x best, "
+              f"{median['GN'] / median[f'ours({b})']:.2f}x median (target >= 5x)")
+        print(f"      with the per-frame work: {best['GN'] / built:.2f}x when the geometry changed "
+              f"(triangles + build), {best['GN'] / reused:.2f}x when static (triangles + reuse)")
+        loop = best["BVH loop"] / best[f"ours({b})"]
+        print(f"    ratio ours({b})/BVH loop{'':{6 - len(b)}s}: {loop:.2f}x best, "
+              f"{median['BVH loop'] / median[f'ours({b})']:.2f}x median")
+    reference = results["BVH loop"]
+    for name in [f"ours({b})" for b in backends] + ["GN"]:
+        dist = results[name]["range"] if name.startswith("ours") else results[name]
+        err = np.max(np.abs(np.asarray(dist, np.float64) - reference))
+        print(f"    hit distances {name:12s} vs BVH loop: max |diff| {err:.2e} m "
+              f"({'agree' if err <= 1e-3 else 'DISAGREE'} at 1e-3 m)")
+    if len(backends) == 2:
+        same = np.mean(results["ours(embree)"]["object_id"] == results["ours(bvh)"]["object_id"])
+        print(f"    object ids embree vs bvh           : {100 * same:.3f} % of rays equal")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller images and fewer rays")
+    parser.add_argument("--only", choices=("camera", "lidar"), help="run one of the two parts")
     args = parser.parse_args()
     print(f"Blender {bpy.app.version_string}, {os.cpu_count()} CPUs")
     try:
-        if args.quick:
-            bench_camera(160, 120, 4, 3)
-            bench_lidar(32, 1024, 2)
-        else:
-            bench_camera(320, 240, 16, 4)
-            bench_lidar(64, 2048, 3)
+        if args.only != "lidar":
+            bench_camera(*((160, 120, 4, 3) if args.quick else (320, 240, 16, 4)))
+        if args.only != "camera":
+            bench_lidar(*((32, 1024, 3) if args.quick else (64, 2048, 7)))
     finally:
         if hasattr(bpy.types.Object, "rscene"):  # bpy 4.5 hangs at exit while add-on classes stay registered
             import rscene_addon

@@ -10,14 +10,20 @@ Steps:
      interpreter, else the repository's ``.venv/bpy50`` / ``.venv/bpy45``);
   2. stage ``blender_manifest.toml`` + the contents of ``rscene_addon/`` in a temporary directory (the
      extension's ``__init__.py`` ends up at the zip root; ``__pycache__``, ``*.pyc`` and dot-files are
-     left out);
+     left out), plus the manifest's ``wheels`` from ``wheels/`` (``scripts/fetch_wheels.py`` puts
+     them there); with ``--platform`` the staged manifest keeps only those platforms and their wheels;
   3. ``blender_ext.py validate`` the staged directory (with Blender's list of valid tags);
-  4. ``blender_ext.py build --source-dir STAGE --output-dir OUTPUT_DIR``;
-  5. print the path of the zip (last line of stdout) and exit 0; exit non-zero on any failure.
+  4. ``blender_ext.py build --source-dir STAGE --output-dir OUTPUT_DIR``, with ``--split-platforms``
+     when the manifest names platforms: one zip per platform, ``<id>-<version>-<platform>.zip``, each
+     with only that platform's wheels (a single ``<id>-<version>.zip`` otherwise); ``--platform any``
+     adds ``<id>-<version>.zip`` without platforms and platform wheels, for every other platform;
+  5. print the path of each zip (one per line, the last lines of stdout) and exit 0; exit non-zero on
+     any failure.
 
 Usage:
   python scripts/build_extension.py [--output-dir dist] [--bpy-dir PATH] [--source-dir rscene_addon]
-                                    [--manifest blender_manifest.toml] [--keep-stage]
+                                    [--manifest blender_manifest.toml] [--platform linux-x64|host|any ...]
+                                    [--keep-stage]
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import argparse
 import glob
 import importlib.util
 import os
+import platform as _platform
 import re
 import shutil
 import subprocess
@@ -95,8 +102,56 @@ def blender_ext_paths(bpy_dir: Path) -> tuple[Path, Path]:
     return vdir / BLENDER_EXT_REL, tags
 
 
-def stage(source_dir: Path, manifest: Path, stage_dir: Path) -> None:
-    """Copy the manifest and the contents of ``source_dir`` into ``stage_dir`` (which must not exist)."""
+def host_platform() -> str:
+    """This machine's Blender platform name (``linux-x64``, ``windows-x64``, ``macos-arm64``, ...)."""
+    system = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
+    machine = _platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(machine, machine)
+    return f"{system}-{arch}"
+
+
+def wheel_platform(name: str) -> str | None:
+    """The Blender platform a wheel file is for, from its platform tag (None: any platform)."""
+    tag = name[:-len(".whl")].split("-")[-1]
+    if tag == "any":
+        return None
+    arch = "arm64" if ("arm64" in tag or "aarch64" in tag) else "x64"
+    if tag.startswith(("manylinux", "musllinux", "linux")):
+        return f"linux-{arch}"
+    if tag.startswith("win"):
+        return f"windows-{arch}"
+    if tag.startswith("macosx"):
+        return f"macos-{arch}"
+    raise BuildError(f"wheel {name}: unknown platform tag {tag!r}")
+
+
+def _toml_list(key: str, values: list[str]) -> str:
+    return f"{key} = [\n" + "".join(f'  "{v}",\n' for v in values) + "]"
+
+
+def restrict_platforms(manifest_text: str, meta: dict, platforms: list[str]) -> str:
+    """Manifest text with ``platforms`` and ``wheels`` cut down to ``platforms`` (a list of names);
+    ``["any"]`` drops both lists: a zip for every platform, without platform-specific wheels."""
+    if platforms == ["any"]:
+        wheels = [w for w in meta.get("wheels", []) if wheel_platform(Path(w).name) is None]
+        platforms = []
+    else:
+        unknown = sorted(set(platforms) - set(meta.get("platforms", [])))
+        if unknown:
+            raise BuildError(f"platforms {unknown} are not in the manifest's {meta.get('platforms', [])}")
+        wheels = [w for w in meta.get("wheels", []) if wheel_platform(Path(w).name) in (None, *platforms)]
+    for key, values in (("platforms", platforms), ("wheels", wheels)):
+        manifest_text, count = re.subn(rf"(?ms)^{key}\s*=\s*\[.*?\]\n?",
+                                       _toml_list(key, values) + "\n" if values else "", manifest_text)
+        if count != 1 and key in meta:
+            raise BuildError(f"cannot rewrite the manifest's {key} list")
+    return manifest_text
+
+
+def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str] | None = None,
+          wheels_dir: Path = REPO_ROOT / "wheels") -> None:
+    """Copy the manifest and the contents of ``source_dir`` into ``stage_dir`` (which must not exist),
+    and the manifest's wheels (taken by file name from ``wheels_dir``) to where the manifest says."""
     if not (source_dir / "__init__.py").is_file():
         raise BuildError(f"{source_dir}/__init__.py is missing: the extension needs it at the zip root")
     if not manifest.is_file():
@@ -108,7 +163,22 @@ def stage(source_dir: Path, manifest: Path, stage_dir: Path) -> None:
         stage_dir,
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*"),
     )
-    shutil.copy2(manifest, stage_dir / "blender_manifest.toml")
+    text = manifest.read_text(encoding="utf-8")
+    meta = tomllib.loads(text)
+    if platforms:
+        text = restrict_platforms(text, meta, platforms)
+        meta = tomllib.loads(text)
+    (stage_dir / "blender_manifest.toml").write_text(text, encoding="utf-8")
+    missing = []
+    for wheel in meta.get("wheels", []):
+        src, dst = wheels_dir / Path(wheel).name, stage_dir / wheel
+        if not src.is_file():
+            missing.append(src.name)
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst)
+    if missing:
+        raise BuildError(f"wheels missing from {wheels_dir}: {missing}; run scripts/fetch_wheels.py")
 
 
 def _run(cmd: list[str]) -> None:
@@ -127,52 +197,59 @@ def build(
     bpy_dir: str | None = None,
     source_dir: Path = REPO_ROOT / "rscene_addon",
     manifest: Path = REPO_ROOT / "blender_manifest.toml",
+    platforms: list[str] | None = None,
     keep_stage: bool = False,
     python: str = sys.executable,
-) -> Path:
-    """Validate and build the extension; return the path of the zip."""
+) -> list[Path]:
+    """Validate and build the extension; return the paths of the zips (one per platform)."""
     bpy_path = find_bpy_dir(bpy_dir)
     blender_ext, tags = blender_ext_paths(bpy_path)
     _log(f"using {blender_ext}")
     with open(manifest, "rb") as fh:
         meta = tomllib.load(fh)
     try:
-        zip_name = f"{meta['id']}-{meta['version']}.zip"
+        stem = f"{meta['id']}-{meta['version']}"
     except KeyError as ex:
         raise BuildError(f"{manifest} lacks {ex}") from None
+    platforms = [host_platform() if p == "host" else p for p in platforms or []]
+    any_build = "any" in platforms
+    platforms = [p for p in platforms if p != "any"]
+    if not platforms and not any_build:
+        platforms = list(meta.get("platforms", []))
+    # one blender_ext.py build per staged manifest: (platforms, zip names); --split-platforms names
+    # each zip after its platform with "-" as "_" (blender_ext.py's rule)
+    builds = []
+    if platforms:
+        builds.append((platforms, [f"{stem}-{p.replace('-', '_')}.zip" for p in platforms]))
+    if any_build or not builds:
+        builds.append((["any"] if any_build else [], [f"{stem}.zip"]))
 
     output_dir = output_dir.resolve()
     output_dir.mkdir(parents=True, exist_ok=True)
-    zip_path = output_dir / zip_name
-    if zip_path.exists():
-        zip_path.unlink()
+    zip_paths = [output_dir / name for _, names in builds for name in names]
+    for zip_path in zip_paths:
+        if zip_path.exists():
+            zip_path.unlink()
 
-    tmp = Path(tempfile.mkdtemp(prefix="rscene_ext_stage_"))
-    stage_dir = tmp / meta["id"]
-    try:
-        stage(Path(source_dir), Path(manifest), stage_dir)
-        base = [python, str(blender_ext)]
-        _run(base + ["validate", "--valid-tags", str(tags), str(stage_dir)])
-        _run(
-            base
-            + [
-                "build",
-                "--valid-tags",
-                str(tags),
-                "--source-dir",
-                str(stage_dir),
-                "--output-dir",
-                str(output_dir),
-            ]
-        )
-    finally:
-        if keep_stage:
-            _log(f"staged files kept in {stage_dir}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if not zip_path.is_file():
-        raise BuildError(f"build reported success but {zip_path} does not exist")
-    return zip_path
+    base = [python, str(blender_ext)]
+    for selected, _ in builds:
+        tmp = Path(tempfile.mkdtemp(prefix="rscene_ext_stage_"))
+        stage_dir = tmp / meta["id"]
+        split = bool(selected) and selected != ["any"]
+        try:
+            stage(Path(source_dir), Path(manifest), stage_dir, selected or None)
+            _run(base + ["validate", "--valid-tags", str(tags), str(stage_dir)])
+            _run(base + ["build", "--valid-tags", str(tags), "--source-dir", str(stage_dir),
+                         "--output-dir", str(output_dir)] + (["--split-platforms"] if split else []))
+        finally:
+            if keep_stage:
+                _log(f"staged files kept in {stage_dir}")
+            else:
+                shutil.rmtree(tmp, ignore_errors=True)
+    absent = [p.name for p in zip_paths if not p.is_file()]
+    if absent:
+        raise BuildError(f"build reported success but {absent} do not exist in {output_dir}")
+    return zip_paths
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,20 +260,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bpy-dir", default=None, help="the installed bpy package dir (<site-packages>/bpy)")
     ap.add_argument("--source-dir", default=str(REPO_ROOT / "rscene_addon"), help="the add-on package")
     ap.add_argument("--manifest", default=str(REPO_ROOT / "blender_manifest.toml"))
+    ap.add_argument("--platform", action="append", dest="platforms",
+                    help="build only for this platform of the manifest (repeatable; 'host' = this machine; "
+                         "'any' = one zip without platform-specific wheels, installable everywhere, the "
+                         "lidar then using Blender's BVHTree); default: every platform the manifest lists")
     ap.add_argument("--keep-stage", action="store_true", help="keep the staging directory for inspection")
     args = ap.parse_args(argv)
     try:
-        zip_path = build(
+        zip_paths = build(
             output_dir=Path(args.output_dir),
             bpy_dir=args.bpy_dir,
             source_dir=Path(args.source_dir),
             manifest=Path(args.manifest),
+            platforms=args.platforms,
             keep_stage=args.keep_stage,
         )
     except (BuildError, OSError, tomllib.TOMLDecodeError) as ex:
         _log(f"error: {ex}")
         return 1
-    print(zip_path)
+    for zip_path in zip_paths:
+        print(zip_path)
     return 0
 
 

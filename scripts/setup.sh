@@ -4,6 +4,7 @@
 #   .venv/pure   plain Python, no bpy:     numpy<2, pytest, hypothesis, mujoco
 #   .venv/bpy45  Blender 4.5 LTS as module: bpy==4.5.15 + pytest, hypothesis
 #   .venv/bpy50  Blender 5.0 as module:     bpy==5.0.1  + pytest, hypothesis, mujoco
+#   and in both bpy environments the extension's bundled wheels (embreex), from wheels/ (see the end)
 #
 # MuJoCo is a test and benchmark dependency only (never shipped, never imported by the add-on): an
 # independent reference for robot kinematics and the baseline of scripts/bench_sim_vs_blender.py.
@@ -81,6 +82,22 @@ for name in "${ORDER[@]}"; do
   fi
   printf '%s' "$want" >"$marker"
   log "$name: done in $((SECONDS - t0)) s"
+done
+
+# Wheels the extension ships (blender_manifest.toml `wheels`, e.g. embreex for the lidar): fetched into
+# wheels/ (pinned, sha256-checked; skipped when already there) and installed into the bpy environments,
+# as Blender installs them with the extension. FETCH_WHEELS_PLATFORMS (e.g. "linux-x64") limits the
+# fetch; by default every platform's wheel is fetched so scripts/build_extension.py can build them all.
+fetch_args=()
+for platform in ${FETCH_WHEELS_PLATFORMS:-}; do fetch_args+=(--platform "$platform"); done
+log "wheels: scripts/fetch_wheels.py ${fetch_args[*]}"
+"$VENV_ROOT/${ORDER[0]}/bin/python" "$ROOT/scripts/fetch_wheels.py" "${fetch_args[@]}" >/dev/null
+for name in "${ORDER[@]}"; do
+  if [[ "$name" == bpy* ]]; then
+    # only this machine's wheel matches; pip leaves an installed equal version alone
+    "$VENV_ROOT/$name/bin/python" -m pip install --quiet --no-deps --no-index --find-links "$ROOT/wheels" embreex
+    "$VENV_ROOT/$name/bin/python" -c 'import bpy, embreex.rtcore_scene; print("setup:   '"$name"' embreex", embreex.__version__)'
+  fi
 done
 
 log "all environments ready in $((SECONDS - t_all)) s"

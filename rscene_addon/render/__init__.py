@@ -18,7 +18,8 @@ Modules, one job each:
 * :mod:`.poses` (bpy) sensor poses over time (parent body x mount pose)
 * :mod:`.ids` (bpy) pass indices per object and the id tables
 * :mod:`.cameras` (bpy) one Cycles render per camera per frame, decoded into files
-* :mod:`.raycast` (bpy) one world-space BVH per frame, lidar sweeps
+* :mod:`.caster` (bpy) world-space triangles per frame, batched ray casts (Embree, or a BVHTree loop)
+* :mod:`.raycast` (bpy) lidar sweeps
 * :mod:`.pipeline` (bpy) :class:`RenderJob` / :func:`render_scene`
 * :mod:`.cli` the command line (``run_render_cli``), bpy imported only when it runs
 

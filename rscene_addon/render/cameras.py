@@ -2,17 +2,20 @@
 
 Every camera sensor gets a temporary Blender camera (:class:`CameraRig`) whose lens, sensor, shift
 and the scene's resolution and pixel aspect reproduce its ``K`` exactly
-(``CameraIntrinsics.blender_camera_params``), placed each frame at the sensor's pose. Cycles writes
-Combined, Z, Normal and Object Index passes to one 32-bit multilayer EXR, read back with Blender's
-OpenImageIO. Outputs (``{sensor}/{layer}_{frame:05d}.{ext}``):
+(``CameraIntrinsics.blender_camera_params``), or, for an orthographic camera, whose ``ortho_scale``
+and resolution reproduce its view (``OrthographicIntrinsics``), placed each frame at the sensor's
+pose. Cycles writes Combined, Z, Normal and Object Index passes to one 32-bit multilayer EXR, read
+back with Blender's OpenImageIO. Outputs (``{sensor}/{layer}_{frame:05d}.{ext}``):
 
 ============  =====  =================  =========================================================
 layer         ext    array              meaning
 ============  =====  =================  =========================================================
 ``rgb``       png    (H, W, 3) uint8/16 display-referred colour: the scene's view transform/look
 ``depth``     npy    (H, W) float32     planar depth along the optical axis (m); background +inf
+                                        (orthographic: from the camera's plane, along the rays)
 ``depth``     exr    (H, W) float32     the same, channel ``Z``
 ``range``     npy    (H, W) float32     distance to the camera centre (m); only on request
+                                        (orthographic: equal to depth, the rays are parallel)
 ``instance``  npy    (H, W) int32       instance id per pixel; background -1
 ``semantic``  npy    (H, W) int32       class id per pixel; background and unlabelled 0
 ``instances`` json   (N,)               visible instances: ids, paths, class, colour, 2D/3D boxes
@@ -37,7 +40,7 @@ from mathutils import Matrix
 
 from ..sensors.atomic import write_text_atomic
 from ..sensors.frames import R_RAISIM_FROM_OPENCV
-from ..sensors.intrinsics import CameraIntrinsics
+from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.writers import write_npy
 from . import compat, exr
@@ -51,20 +54,31 @@ RAISIM_TO_CV = np.eye(4)
 RAISIM_TO_CV[:3, :3] = R_RAISIM_FROM_OPENCV
 
 
-def intrinsics_of_blender_camera(cam_ob, bl_scene) -> CameraIntrinsics:
-    """K that Blender renders for a perspective camera object at the scene's output resolution."""
+def intrinsics_of_blender_camera(cam_ob, bl_scene) -> CameraIntrinsics | OrthographicIntrinsics:
+    """What Blender renders for a camera object at the scene's output resolution: K of a perspective
+    camera, or the view of an orthographic one (square pixels, no shift, the scale on the larger
+    side, as :class:`OrthographicIntrinsics` describes; other orthographic set-ups are refused)."""
     data, r = cam_ob.data, bl_scene.render
-    if data.type != "PERSP":
-        raise ValueError(f"camera {cam_ob.name!r} is {data.type}: only perspective cameras have a K")
     width = int(r.resolution_x * r.resolution_percentage / 100)
     height = int(r.resolution_y * r.resolution_percentage / 100)
+    if data.type == "ORTHO":
+        larger = "HORIZONTAL" if width >= height else "VERTICAL"
+        if (r.pixel_aspect_x != r.pixel_aspect_y or data.shift_x or data.shift_y
+                or data.sensor_fit not in ("AUTO", larger)):
+            raise ValueError(f"orthographic camera {cam_ob.name!r}: only square pixels, no lens shift and "
+                             "the scale across the larger image side are supported")
+        return OrthographicIntrinsics(width, height, data.ortho_scale)
+    if data.type != "PERSP":
+        raise ValueError(f"camera {cam_ob.name!r} is {data.type}: only perspective and orthographic "
+                         "cameras are rendered")
     return CameraIntrinsics.from_blender_params(
         data.lens, data.sensor_width, data.sensor_height, data.sensor_fit, data.shift_x, data.shift_y,
         width, height, r.pixel_aspect_x, r.pixel_aspect_y)
 
 
 class CameraRig:
-    """A temporary camera object reproducing ``spec.intrinsics`` exactly (removed by ``state``)."""
+    """A temporary camera object reproducing ``spec.intrinsics`` exactly (removed by ``state``): a
+    perspective camera for a ``K``, an orthographic one for :class:`OrthographicIntrinsics`."""
 
     def __init__(self, spec, bl_scene, state) -> None:
         self.spec = spec

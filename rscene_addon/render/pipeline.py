@@ -29,10 +29,11 @@ from ..sensors.noise import add_gaussian_noise
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from . import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
+from .caster import CasterCache, scene_triangles
 from .ids import EntityIndex
 from .outputs import RenderManifest, manifest_filename
 from .poses import PoseTable, source_for
-from .raycast import LIDAR_DTYPE, SceneBVH, pattern_for, sweep
+from .raycast import LIDAR_DTYPE, pattern_for, sweep
 from .scene_state import SceneState
 from .timing import FrameClock, pose_to_pq, tick_range
 
@@ -202,6 +203,7 @@ class RenderJob:
                 renderer = CameraRenderer(sc, view_layer, state, self.options, entities, samples, exact_ids,
                                           self.out_dir, tmp_dir, self._report)
             rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
+            casters = CasterCache(self.options.raycaster)  # lidar geometry, rebuilt only when it changes
             sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
             poses = PoseTable(sources)
             self._register_sensors(manifest, cameras, lidars, imus)
@@ -236,10 +238,11 @@ class RenderJob:
                     yield done / total
                 if lidars:
                     t0 = time.perf_counter()
-                    bvh = SceneBVH(depsgraph, entities)
+                    caster = casters.caster_for(scene_triangles(depsgraph, entities))
+                    manifest.metadata["lidar_raycaster"] = caster.name
                     for spec in lidars:
                         self.status = f"frame {frame}: {spec.name}"
-                        self._lidar_frame(spec, frame, bvh, poses, manifest, written)
+                        self._lidar_frame(spec, frame, caster, poses, manifest, written)
                         done += 1
                         yield done / total
                     timings["lidar_s"].append(time.perf_counter() - t0)
@@ -316,13 +319,13 @@ class RenderJob:
 
     # -- lidar and IMU -----------------------------------------------------------------------------
 
-    def _lidar_frame(self, spec, frame: int, bvh, poses, manifest, written) -> None:
+    def _lidar_frame(self, spec, frame: int, caster, poses, manifest, written) -> None:
         pattern = pattern_for(spec)
         t0, t1 = self.clock.window(frame)
         pose0, pose1 = poses.get(spec.name, frame), poses.get(spec.name, frame + 1)
         noise = (spec.noise_mean, spec.noise_stddev, spec.noise_seed, frame) if spec.has_noise else None
-        points = sweep(bvh, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"], spec.lidar["max_range"],
-                       noise)
+        points = sweep(caster, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"],
+                       spec.lidar["max_range"], noise)
         manifest.add_sensor_pose(spec.name, frame, pose0, time=t0)
         paths = []
         p, q = pose_to_pq(pose0)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from ..sensors.intrinsics import CameraIntrinsics
+from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.manifest import safe_sensor_name
 
 __all__ = [
@@ -66,7 +66,8 @@ class RenderOptions:
     filter (about 1 in 1,700 edge pixels then takes a neighbour's id). ``products`` restricts what is
     made (e.g. ``{"rgb", "depth"}``); ``range_image`` adds Euclidean range next to planar depth;
     ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
-    cloud files; ``rgb_bit_depth`` is 8 or 16.
+    cloud files; ``rgb_bit_depth`` is 8 or 16; ``raycaster`` is the lidar's ray casting backend
+    (``"auto"``: Embree when the ``embreex`` wheel imports, else ``"bvh"``; see ``render.caster``).
     """
 
     samples: int | None = None
@@ -79,6 +80,7 @@ class RenderOptions:
     lidar_formats: tuple = ("npy", "ply", "pcd")
     products: frozenset | None = None
     persistent_data: bool = True
+    raycaster: str = "auto"
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):
@@ -90,6 +92,8 @@ class RenderOptions:
             raise ValueError(f"unknown lidar formats {sorted(unknown)}; use npy, ply, pcd")
         if self.products is not None:
             self.products = frozenset(self.products)
+        if self.raycaster not in ("auto", "embree", "bvh"):
+            raise ValueError(f"unknown raycaster {self.raycaster!r}; use auto, embree, bvh")
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ class SensorSpec:
     record_id: str = ""
     object_name: str = ""
     enabled: bool = True
-    intrinsics: CameraIntrinsics | None = None
+    intrinsics: CameraIntrinsics | OrthographicIntrinsics | None = None
     near: float = 0.05
     far: float = 100.0
     noise_mean: float = 0.0
@@ -167,13 +171,16 @@ def _float(record, name: str, default: float = 0.0) -> float:
 
 
 def spec_from_camera_record(record, uid: int) -> SensorSpec:
-    """A ``camera`` record: K from ``verticalFov`` (and ``horizontalFov`` when > 0)."""
+    """A ``camera`` record: K from ``verticalFov`` (and ``horizontalFov`` when > 0); with
+    ``projection=orthographic`` an orthographic view ``orthoScale`` metres across the image's larger
+    dimension (Blender's ``ortho_scale``; the fields of view are then unused)."""
     width, height = int(record.get("width")), int(record.get("height"))
-    intrinsics = CameraIntrinsics.from_fov(width, height, _float(record, "verticalFov", 60.0),
-                                           _float(record, "horizontalFov"))
     notes = ()
     if str(record.get("projection") or "").lower().startswith("ortho"):
-        notes = (f"{record.path}: orthographic cameras are rendered as perspective (K needs a pinhole)",)
+        intrinsics = OrthographicIntrinsics(width, height, _float(record, "orthoScale", 10.0))
+    else:
+        intrinsics = CameraIntrinsics.from_fov(width, height, _float(record, "verticalFov", 60.0),
+                                               _float(record, "horizontalFov"))
     return SensorSpec(
         name=record.path, kind="camera", source="camera", products=CAMERA_PRODUCTS, uid=uid,
         record_id=record.id or "", enabled=bool(record.get("enabled")), intrinsics=intrinsics,

@@ -1,110 +1,48 @@
-"""Lidar ray casting: ONE world-space ``mathutils.bvhtree.BVHTree`` per frame over the evaluated scene
-(every render-visible mesh, modifier result and instance), plus a triangle -> instance id table, then
-a tight loop of ``BVHTree.ray_cast`` (never ``scene.ray_cast`` per ray).
+"""Lidar sweeps: the rays one sensor fires in a frame, cast as one batch against ONE world-space caster
+per frame (:mod:`.caster`: Embree when the ``embreex`` wheel is installed, else a ``BVHTree`` loop)
+over the evaluated scene (every render-visible mesh, modifier result and instance).
 
 Within a frame the geometry is taken at the frame's start (objects hit do not move during the
 sweep), while the sensor itself moves: its pose at each ray's firing time is interpolated between the
 poses at frames ``f`` and ``f + 1`` (linear position, slerp rotation), which is exact for linearly
 interpolated baked keys.
+
+Speed: one pose per column (its rings fire together), and the rays cut into slices of whole columns
+that ``caster.threads`` threads cast and turn into returns concurrently (Embree releases the GIL).
 """
 from __future__ import annotations
 
-import numpy as np
-from mathutils.bvhtree import BVHTree
+import sys
+from functools import lru_cache
 
-from ..sensors.lidar import LidarPattern, hits_to_points
+import numpy as np
+
+from ..sensors.lidar import LidarPattern
 from ..sensors.noise import add_depth_noise
 from ..sensors.writers import POINT_DTYPE
-from .ids import GEOMETRY_TYPES
+from .caster import run_in_slices
 from .timing import interpolate_poses
 
-__all__ = ["LIDAR_DTYPE", "SceneBVH", "sweep"]
+__all__ = ["LIDAR_DTYPE", "pattern_for", "sweep"]
 
 # sensors.writers.POINT_DTYPE plus the measured range (m): x y z intensity t ring object_id range
 LIDAR_DTYPE = np.dtype(POINT_DTYPE.descr + [("range", "<f4")])
+_MIN_SLICE = 16384  # rays per thread; fewer cost more in thread start-up than they save
+_SLICES_PER_WORKER = 4
+_GIL_SWITCH_S = 0.0005
+
+if [LIDAR_DTYPE.fields[a][1] for a in "xyz"] != [0, 4, 8] or LIDAR_DTYPE["x"] != np.float32:
+    raise ImportError("LIDAR_DTYPE must start with float32 x, y, z (see _xyz_view)")
 
 
-def _mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray]:
-    """``(vertices (V, 3) float64 local, triangles (T, 3) int64)`` of an evaluated object."""
-    cleanup = False
-    if ob.type == "MESH":
-        mesh = ob.data
-    else:
-        mesh = ob.to_mesh()
-        cleanup = True
-    try:
-        if mesh is None:
-            return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
-        verts = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-        mesh.vertices.foreach_get("co", verts)
-        tris = mesh.loop_triangles
-        faces = np.empty(len(tris) * 3, dtype=np.int32)
-        tris.foreach_get("vertices", faces)
-        return verts.reshape(-1, 3).astype(np.float64), faces.reshape(-1, 3).astype(np.int64)
-    finally:
-        if cleanup:
-            ob.to_mesh_clear()
-
-
-class SceneBVH:
-    """World-space triangles of everything that renders, and the instance id of each triangle."""
-
-    def __init__(self, depsgraph, entities) -> None:
-        cache: dict[int, tuple] = {}
-        verts, tris, ids = [], [], []
-        count = 0
-        for inst in depsgraph.object_instances:
-            ob = inst.object
-            if ob.type not in GEOMETRY_TYPES:
-                continue
-            owner = inst.parent.original if inst.is_instance and inst.parent is not None else ob.original
-            if owner.hide_render or (not inst.is_instance and ob.original.hide_render):
-                continue
-            key = ob.data.as_pointer() if ob.type == "MESH" and ob.data is not None else None
-            arrays = cache.get(key) if key is not None else None
-            if arrays is None:
-                arrays = _mesh_arrays(ob)
-                if key is not None:
-                    cache[key] = arrays
-            local, faces = arrays
-            if not len(faces):
-                continue
-            m = np.array(inst.matrix_world, dtype=np.float64)
-            verts.append(local @ m[:3, :3].T + m[:3, 3])
-            tris.append(faces + count)
-            ids.append(np.full(len(faces), entities.instance_id_for(owner), dtype=np.int32))
-            count += len(local)
-        self.vertices = np.concatenate(verts) if verts else np.zeros((0, 3))
-        self.triangles = np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64)
-        self.triangle_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
-        self.tree = None
-        if len(self.triangles):
-            self.tree = BVHTree.FromPolygons(self.vertices.tolist(), self.triangles.tolist(),
-                                             all_triangles=True)
-
-    def cast(self, origins, directions, max_distance: float):
-        """Nearest hits of rays ``(M, 3)`` (unit directions, world): ``distance (M,)`` (inf on a miss),
-        ``normal (M, 3)`` (world, NaN on a miss) and ``instance id (M,)`` (-1 on a miss)."""
-        m = len(origins)
-        distance = np.full(m, np.inf)
-        normal = np.full((m, 3), np.nan)
-        ids = np.full(m, -1, dtype=np.int32)
-        if self.tree is None or m == 0:
-            return distance, normal, ids
-        ray_cast = self.tree.ray_cast
-        # one C call per ray and nothing else in the loop; hits are picked out afterwards
-        results = [ray_cast(o, d, max_distance) for o, d in zip(origins.tolist(), directions.tolist())]
-        rows = [i for i, hit in enumerate(results) if hit[2] is not None]
-        if rows:
-            hits = [results[i] for i in rows]
-            rows = np.asarray(rows)
-            distance[rows] = [hit[3] for hit in hits]
-            normal[rows] = [tuple(hit[1]) for hit in hits]
-            ids[rows] = self.triangle_ids[np.asarray([hit[2] for hit in hits])]
-        return distance, normal, ids
+def _xyz_view(points: np.ndarray) -> np.ndarray:
+    """The x, y, z fields of a contiguous :data:`LIDAR_DTYPE` array as one writable ``(M, 3)`` float32
+    view, so the points are written in one pass instead of three strided ones."""
+    return np.ndarray((len(points), 3), np.float32, buffer=points, strides=(LIDAR_DTYPE.itemsize, 4))
 
 
 def pattern_for(spec) -> LidarPattern | None:
+    """The firing pattern of a lidar :class:`~.plan.SensorSpec`, or None when it fires no rays."""
     lidar = spec.lidar
     if lidar.get("channels", 0) < 1 or lidar.get("samples_per_revolution", 0) < 1 or spec.update_rate <= 0:
         return None
@@ -113,35 +51,109 @@ def pattern_for(spec) -> LidarPattern | None:
                                   spec.update_rate)
 
 
-def sweep(bvh: SceneBVH, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_end,
+@lru_cache(maxsize=16)
+def _pattern_rays(pattern: LidarPattern) -> np.ndarray:
+    """Ray directions ``(N, 3)`` float32 of a pattern, computed once (the pattern is frozen). float32 is
+    what both casters intersect in; returns are stored as float32 too."""
+    directions = pattern.ray_directions().astype(np.float32)
+    directions.flags.writeable = False
+    return directions
+
+
+def sweep(caster, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_end,
           min_range: float = 0.0, max_range: float = 0.0, noise=None) -> np.ndarray:
     """Returns of the rays fired in ``[t0, t1)`` (s) as a :data:`LIDAR_DTYPE` array, misses and
     out-of-range returns dropped, in firing order.
 
-    ``pose_start``/``pose_end``: sensor-to-world 4x4 (RaiSim sensor frame) at ``t0`` and ``t1``.
-    Points are in the sensor frame at each ray's firing time (as a spinning lidar reports them,
-    without motion compensation); intensity is ``|cos|`` of the incidence angle (no material model).
+    ``caster``: a :mod:`.caster` backend over the frame's geometry. ``pose_start``/``pose_end``:
+    sensor-to-world 4x4 (RaiSim sensor frame) at ``t0`` and ``t1``. Points are in the sensor frame at
+    each ray's firing time (as a spinning lidar reports them, without motion compensation); intensity
+    is ``|cos|`` of the incidence angle (no material model).
     Time ``0`` is the scan start, i.e. scene time 0 (see :mod:`.timing`). ``noise``: ``(mean, stddev,
     seed, frame)`` adds seeded Gaussian noise (m) to every fired ray's range before range limits apply.
     """
     fired = pattern.rays_in_window(t0, t1, scan_start=0.0)
-    local = pattern.ray_directions()[fired.ray_index]
+    directions = _pattern_rays(pattern)
+    n, channels = len(fired.ray_index), pattern.channels
+    first = int(fired.ray_index[0]) if n else 0
+    if n and int(fired.ray_index[-1]) - first == n - 1:  # no wrap-around: a slice, no copy
+        local = directions[first:first + n]
+    else:
+        local = np.take(directions, fired.ray_index, axis=0)
+    # the rings of a column fire together: one pose per column (fired rays come column by column)
+    column_time = fired.time[::channels]
     span = t1 - t0
-    s = (fired.time - t0) / span if span > 0 else np.zeros(len(fired.time))
-    origins, rotations = interpolate_poses(pose_start, pose_end, s)
-    world = np.einsum("mij,mj->mi", rotations, local)
+    s = (column_time - t0) / span if span > 0 else np.zeros(len(column_time))
+    positions, rotations = interpolate_poses(pose_start, pose_end, s)
+    rotations_t = rotations.transpose(0, 2, 1).astype(np.float32)
+    positions = positions.astype(np.float32)
     limit = max_range if max_range and max_range > 0 else 1.0e12
-    distance, normal, ids = bvh.cast(origins, world, limit)
-    if noise is not None:
-        mean, stddev, seed, frame = noise
-        distance = add_depth_noise(distance, mean, stddev, seed, frame, "lidar")
-    points, valid = hits_to_points(local, distance, min_range, max_range, keep_misses=True)
-    out = np.zeros(int(valid.sum()), dtype=LIDAR_DTYPE)
-    out["x"], out["y"], out["z"] = points[valid, 0], points[valid, 1], points[valid, 2]
-    with np.errstate(invalid="ignore"):
-        out["intensity"] = np.abs(np.sum(normal[valid] * world[valid], axis=1))
-    out["t"] = fired.time[valid]
-    out["ring"] = pattern.ray_rings()[fired.ray_index][valid]
-    out["object_id"] = ids[valid]
-    out["range"] = distance[valid]
-    return out
+    upper = max_range if max_range and max_range > 0 else np.inf
+    workers = max(1, min(getattr(caster, "threads", 1), n // _MIN_SLICE))
+    # a few slices per worker: one thread's numpy work (which holds the GIL) overlaps another's casting
+    slices = workers * _SLICES_PER_WORKER if workers > 1 else 1
+
+    # returns are written in place, slice [a, b) from row a on; only misses make a final compaction
+    points = np.zeros(n, dtype=LIDAR_DTYPE)
+
+    def returns(a: int, b: int, d, cosine, object_id) -> tuple[int, int, int]:
+        # a return is valid as sensors.lidar.hits_to_points defines it (finite, min <= d <= max); a
+        # finite upper limit also rejects inf and NaN, and distances are never negative
+        with np.errstate(invalid="ignore"):
+            valid = (d <= upper) if upper < np.inf else np.isfinite(d)
+            if min_range > 0:
+                valid &= d >= min_range
+        keep = np.flatnonzero(valid)
+        out = points[a:a + len(keep)]
+        # every ray returned (e.g. indoors): views instead of gathered copies
+        everything = len(keep) == b - a
+        sel = slice(None) if everything else keep
+        kept_range = d[sel]
+        np.multiply(local[a:b][sel], kept_range.astype(np.float32)[:, None], out=_xyz_view(out))
+        out["intensity"] = np.abs(cosine[sel])
+        out["t"] = fired.time[a:b][sel]
+        # a slice starts at a column: ring = position in the column
+        if everything:
+            out["ring"].reshape(-1, channels)[:] = np.arange(channels)
+        else:
+            out["ring"] = keep % channels
+        out["object_id"] = object_id[sel]
+        out["range"] = kept_range
+        return a, b, len(keep)
+
+    def cast(a: int, b: int):
+        # a slice of whole columns, in its own thread: pose, world rays, cast, incidence, and (without
+        # noise, which is drawn over all rays at once) the slice's returns
+        ca, cb = a // channels, b // channels
+        world = np.matmul(local[a:b].reshape(-1, channels, 3), rotations_t[ca:cb]).reshape(-1, 3)
+        origins = np.repeat(positions[ca:cb], channels, axis=0)
+        hits = caster.cast(origins, world, limit, threads=1)
+        with np.errstate(invalid="ignore"):
+            cosine = np.einsum("ij,ij->i", hits.normal, world)
+        if noise is None:
+            return returns(a, b, hits.distance, cosine, hits.object_id)
+        return hits.distance, cosine, hits.object_id
+
+    # a thread back from Embree waits for the GIL until the other drops it, by default up to 5 ms:
+    # hand it over sooner while the workers alternate between casting and numpy
+    switch = sys.getswitchinterval()
+    if workers > 1:
+        sys.setswitchinterval(min(switch, _GIL_SWITCH_S))
+    try:
+        spans = run_in_slices(cast, n, slices, align=channels, workers=workers)
+        if noise is not None:  # the slices gave (distance, cosine, object_id): draw, then returns
+            mean, stddev, seed, frame = noise
+            distance = add_depth_noise(np.concatenate([p[0] for p in spans]), mean, stddev, seed, frame,
+                                       "lidar")
+            cosine = np.concatenate([p[1] for p in spans])
+            object_id = np.concatenate([p[2] for p in spans])
+            spans = run_in_slices(lambda a, b: returns(a, b, distance[a:b], cosine[a:b], object_id[a:b]),
+                                  n, slices, align=channels, workers=workers)
+    finally:
+        sys.setswitchinterval(switch)
+    # spans: (a, b, returns written from row a) per slice
+    if all(k == b - a for a, b, k in spans):
+        return points
+    if len(spans) == 1:
+        return points[:spans[0][2]]
+    return np.concatenate([points[a:a + k] for a, _, k in spans])

@@ -1,4 +1,5 @@
-"""Pinhole camera intrinsics and their exact Blender and OpenGL equivalents.
+"""Pinhole camera intrinsics (and the orthographic camera's) and their exact Blender and OpenGL
+equivalents.
 
 Pixel coordinates (``u`` right, ``v`` down) are continuous and measured from the image's top-left
 *corner*: pixel ``(row i, column j)`` covers ``[j, j+1) x [i, i+1)`` and its centre is at
@@ -33,7 +34,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["BlenderCameraParams", "CameraIntrinsics"]
+__all__ = ["BlenderCameraParams", "BlenderOrthoParams", "CameraIntrinsics", "OrthographicIntrinsics"]
 
 # Blender's RNA limits for the settings written by blender_camera_params.
 _BLENDER_MIN_LENS_MM = 1.0
@@ -119,6 +120,7 @@ class CameraIntrinsics:
     fy: float
     cx: float
     cy: float
+    projection = "perspective"  # class attribute, not a field (see OrthographicIntrinsics)
 
     def __post_init__(self) -> None:
         for name in ("width", "height"):
@@ -332,3 +334,111 @@ class CameraIntrinsics:
     def range_to_depth(self, distance) -> np.ndarray:
         """Planar depth along ``+z`` (m, ``(H, W)``) from Euclidean distance (m, ``(H, W)``)."""
         return np.asarray(distance, dtype=np.float64) * self.pixel_rays()[..., 2]
+
+
+@dataclass(frozen=True)
+class BlenderOrthoParams:
+    """Blender settings of an orthographic camera: camera data ``ortho_scale`` (m across the fitted
+    dimension), ``sensor_fit`` and zero shift; render resolution at 100 % with square pixels."""
+
+    ortho_scale: float
+    sensor_fit: str
+    resolution_x: int
+    resolution_y: int
+
+    def camera_settings(self) -> dict:
+        """Attributes of ``bpy.types.Camera`` (camera data), plus ``type='ORTHO'``."""
+        return {"type": "ORTHO", "ortho_scale": self.ortho_scale, "sensor_fit": self.sensor_fit,
+                "shift_x": 0.0, "shift_y": 0.0}
+
+    def render_settings(self) -> dict:
+        """Attributes of ``bpy.types.RenderSettings`` (``scene.render``)."""
+        return {"resolution_percentage": 100, "resolution_x": self.resolution_x,
+                "resolution_y": self.resolution_y, "pixel_aspect_x": 1.0, "pixel_aspect_y": 1.0}
+
+
+@dataclass(frozen=True)
+class OrthographicIntrinsics:
+    """An orthographic camera: image size (px) and ``scale``, the view's extent (m) across the image's
+    larger dimension (Blender's ``ortho_scale`` with ``sensor_fit='AUTO'``; the ``camera`` record's
+    ``orthoScale``). Square pixels of ``pixel_size = scale / max(W, H)`` metres, view centred on the
+    optical axis. There is no ``K`` (no pinhole); projection of a point ``(x, y, z)`` in the OpenCV
+    camera frame, in pixels (corner origin, see the module docstring), does not depend on ``z``::
+
+        u = x / pixel_size + cx        v = y / pixel_size + cy        (cx, cy) = (W/2, H/2)
+
+    i.e. ``[u, v, 1] = P @ [x, y, z, 1]`` with the affine ``P`` (3 x 4) of :attr:`P`. Depth is the
+    distance along ``+z`` from the camera's plane, which for parallel rays is also the range.
+    """
+
+    width: int
+    height: int
+    scale: float
+    projection = "orthographic"
+
+    def __post_init__(self) -> None:
+        for name in ("width", "height"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value <= 0:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        scale = float(self.scale)
+        if not (scale > 0.0 and math.isfinite(scale)):
+            raise ValueError(f"orthographic scale must be positive and finite, got {self.scale!r}")
+        object.__setattr__(self, "scale", scale)
+
+    @property
+    def pixel_size(self) -> float:
+        """Metres per pixel (both axes)."""
+        return self.scale / max(self.width, self.height)
+
+    @property
+    def cx(self) -> float:
+        return 0.5 * self.width
+
+    @property
+    def cy(self) -> float:
+        return 0.5 * self.height
+
+    @property
+    def view_size(self) -> tuple[float, float]:
+        """``(width, height)`` of the view in metres."""
+        return self.width * self.pixel_size, self.height * self.pixel_size
+
+    @property
+    def P(self) -> np.ndarray:  # noqa: N802 - the conventional name of a projection matrix
+        """Affine projection ``(3, 4)``: OpenCV camera-frame ``[x, y, z, 1]`` to pixel ``[u, v, 1]``."""
+        k = 1.0 / self.pixel_size
+        return np.array([[k, 0.0, 0.0, self.cx], [0.0, k, 0.0, self.cy], [0.0, 0.0, 0.0, 1.0]])
+
+    def opengl_projection(self, near: float, far: float) -> np.ndarray:
+        """OpenGL/Blender ``glOrtho`` projection ``(4, 4)`` of the view (``far`` must be finite).
+
+        Maps OpenGL camera coordinates (``-z`` forward, ``+y`` up) to clip space with ``w = 1``:
+        NDC ``x = -1 .. 1`` spans the image's left to right edge, ``y = -1 .. 1`` bottom to top and
+        ``z = -1 .. 1`` near to far, so ``u = (x + 1) W / 2`` and ``v = (1 - y) H / 2``.
+        """
+        if not (0.0 <= near < far and math.isfinite(far)):
+            raise ValueError(f"need 0 <= near < far < inf, got near={near}, far={far}")
+        half_w, half_h = 0.5 * np.array(self.view_size)
+        p = np.zeros((4, 4))
+        p[0, 0] = 1.0 / half_w
+        p[1, 1] = 1.0 / half_h
+        p[2, 2] = -2.0 / (far - near)
+        p[2, 3] = -(far + near) / (far - near)
+        p[3, 3] = 1.0
+        return p
+
+    def blender_camera_params(self) -> BlenderOrthoParams:
+        """Blender settings rendering exactly this view."""
+        return BlenderOrthoParams(self.scale, "AUTO", self.width, self.height)
+
+    def project(self, points_cv) -> np.ndarray:
+        """Pixel coordinates ``(..., 2)`` of points ``(..., 3)`` in the OpenCV camera frame (m)."""
+        p = np.asarray(points_cv, dtype=np.float64)
+        return np.stack([p[..., 0] / self.pixel_size + self.cx, p[..., 1] / self.pixel_size + self.cy],
+                        axis=-1)
+
+    def depth_to_range(self, depth) -> np.ndarray:
+        """Distance along each pixel's ray from the camera plane: for parallel rays, the depth itself."""
+        return np.array(depth, dtype=np.float64)

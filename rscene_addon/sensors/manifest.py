@@ -3,7 +3,8 @@
 Files live at ``{sensor}/{layer}_{frame:05d}.{ext}`` relative to the output root, where
 ``{sensor}`` is :func:`safe_sensor_name` of the sensor's RaiSim path.
 
-The manifest (:class:`Manifest`) lists per sensor its kind, resolution, ``K`` and OpenGL projection,
+The manifest (:class:`Manifest`) lists per sensor its kind, projection (perspective: resolution, ``K``;
+orthographic: resolution, the affine ``P`` and no ``K``) and OpenGL projection,
 and per frame the camera-to-world extrinsics and each output file (layer, relative path, array
 shape, dtype, units). ``to_json`` is deterministic: keys sorted, frames sorted by number, outputs
 by layer, so the same content gives the same bytes whatever order it was added in.
@@ -31,6 +32,9 @@ CONVENTIONS = {
     "quaternion_order": "w x y z",
     "pixel_origin": "top-left image corner; pixel (row i, column j) has its centre at (j + 0.5, i + 0.5)",
     "K": "OpenCV pinhole matrix: u = fx x / z + cx, v = fy y / z + cy in the OpenCV camera frame",
+    "orthographic": "projection 'orthographic' has no K (intrinsics null); its P (3x4) maps OpenCV camera "
+                    "points to pixels: [u, v, 1] = P [x, y, z, 1], i.e. u = x / pixel_size + cx, "
+                    "v = y / pixel_size + cy; depth is the distance along +z from the camera plane",
     "camera_to_world_opencv": "4x4, maps camera points (+x right, +y down, +z forward) to world",
     "camera_to_world_opengl": "4x4, maps camera points (+x right, +y up, -z forward; Blender) to world",
     "opengl_projection": "4x4 OpenGL clip matrix; NDC x, y, z: -1..1 = left..right, bottom..top, near..far",
@@ -138,9 +142,14 @@ class Manifest:
     ) -> str:
         """Register a sensor; returns its folder name.
 
-        ``intrinsics`` (a :class:`~.intrinsics.CameraIntrinsics`) adds resolution and ``K``; with
-        ``near`` also the OpenGL projection (``far`` ``None`` or ``inf``: infinite far plane).
-        ``properties`` holds any further plain values (update rate, lidar pattern, noise...).
+        ``intrinsics`` (a :class:`~.intrinsics.CameraIntrinsics`) adds ``projection: "perspective"``,
+        resolution and ``K``; with ``near`` also the OpenGL projection (``far`` ``None`` or ``inf``:
+        infinite far plane). An :class:`~.intrinsics.OrthographicIntrinsics` adds ``projection:
+        "orthographic"``, resolution, ``intrinsics: null`` (no ``K``: there is no pinhole) and
+        ``orthographic`` (scale, pixel size, view size, ``cx``, ``cy`` and the affine ``P`` (3 x 4)
+        from OpenCV camera coordinates to pixels); with ``near`` and a finite ``far`` also its
+        ``glOrtho`` OpenGL projection. ``properties`` holds any further plain values (update rate,
+        lidar pattern, noise...).
         """
         if name in self._sensors:
             raise ValueError(f"sensor {name!r} was already added")
@@ -152,7 +161,22 @@ class Manifest:
             )
         entry: dict = {"name": name, "kind": str(kind), "folder": folder}
         entry["properties"] = dict(properties or {})
-        if intrinsics is not None:
+        if intrinsics is not None and intrinsics.projection == "orthographic":
+            entry["projection"] = "orthographic"
+            entry["resolution"] = [intrinsics.width, intrinsics.height]
+            entry["intrinsics"] = None
+            entry["orthographic"] = {
+                "scale": intrinsics.scale, "pixel_size": intrinsics.pixel_size,
+                "view_size": list(intrinsics.view_size), "cx": intrinsics.cx, "cy": intrinsics.cy,
+                "P": intrinsics.P,
+            }
+            if near is not None:
+                entry["near"] = float(near)
+                entry["far"] = None if far is None or math.isinf(far) else float(far)
+                if entry["far"] is not None:
+                    entry["opengl_projection"] = intrinsics.opengl_projection(near, entry["far"])
+        elif intrinsics is not None:
+            entry["projection"] = "perspective"
             entry["resolution"] = [intrinsics.width, intrinsics.height]
             entry["intrinsics"] = {
                 "fx": intrinsics.fx, "fy": intrinsics.fy, "cx": intrinsics.cx, "cy": intrinsics.cy,

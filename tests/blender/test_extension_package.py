@@ -1,8 +1,10 @@
 """Build the extension zip with Blender's own tooling and install it into a fresh headless Blender.
 
-Runs on whichever bpy the environment has (4.5 LTS or 5.0). The install happens in a separate, isolated
-interpreter (`python -I`, cwd = a temp dir, its own BLENDER_USER_RESOURCES) so that the repository
-checkout is not importable there: the installed extension must be self-contained.
+Runs on whichever bpy the environment has (4.5 LTS or 5.0). The zip is this machine's platform build
+(`--platform host`: the manifest's wheels for this platform only). The install happens in a separate,
+isolated interpreter (`python -I`, cwd = a temp dir, its own BLENDER_USER_RESOURCES) so that the
+repository checkout and the test environment's site-packages are not importable there: the installed
+extension must be self-contained, its bundled wheels (embreex) included.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -55,6 +58,27 @@ INSTALL_CHILD = textwrap.dedent(
     # The repository's top-level package is not importable here: the extension must use relative imports.
     assert ext_id not in sys.modules, "the add-on imported the top-level rscene_addon package"
 
+    # The bundled wheel was installed by Blender with the extension, into a folder on sys.path under our
+    # user resources. The test venv has embreex too (scripts/setup.sh): put Blender's folder first so
+    # that the bundled copy is the one imported, then the lidar's caster uses it.
+    assert "embreex" not in sys.modules
+    bundled = [p for p in sys.path if os.path.realpath(p).startswith(user_res + os.sep)
+               and os.path.isdir(os.path.join(p, "embreex"))]
+    assert bundled, [p for p in sys.path if "site-packages" in p]
+    sys.path.insert(0, bundled[0])
+    import embreex
+    wheel_dir = os.path.realpath(os.path.dirname(embreex.__file__))
+    assert wheel_dir.startswith(user_res + os.sep), (wheel_dir, user_res)
+    import importlib
+    caster = importlib.import_module(module + ".render.caster")
+    assert caster.available_backends()[0] == "embree", caster.available_backends()
+    import numpy as np
+    tri = caster.SceneTriangles(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0.0]]), np.array([[0, 1, 2]]),
+                                np.array([4], np.int32))
+    hits = caster.make_caster(tri).cast(np.array([[0.2, 0.2, 1.0]]), np.array([[0.0, 0.0, -1.0]]), 5.0)
+    assert hits.distance.tolist() == [1.0] and hits.object_id.tolist() == [4], hits
+    print("EMBREE-OK", wheel_dir)
+
     addon_utils.disable(module, default_set=True, handle_error=reraise)
     assert module not in prefs.addons, sorted(a.module for a in prefs.addons)
     print("INSTALL-OK", ext_dir)
@@ -66,7 +90,7 @@ INSTALL_CHILD = textwrap.dedent(
 def extension_zip(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out)],
+        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out), "--platform", "host"],
         cwd=REPO_ROOT,
         capture_output=True,
         check=False,
@@ -74,17 +98,55 @@ def extension_zip(tmp_path_factory) -> Path:
         timeout=300,
     )
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
-    zip_path = Path(proc.stdout.strip().splitlines()[-1])
-    assert zip_path.is_file(), proc.stdout
-    return zip_path
+    zips = [Path(line) for line in proc.stdout.strip().splitlines()]
+    assert len(zips) == 1 and zips[0].is_file(), proc.stdout
+    assert zips[0].name == f"{EXT_ID}-{_manifest()['version']}-{_host_platform().replace('-', '_')}.zip"
+    return zips[0]
+
+
+def _manifest() -> dict:
+    with open(REPO_ROOT / "blender_manifest.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def _host_platform() -> str:
+    sys.path.insert(0, str(BUILD_SCRIPT.parent))
+    try:
+        from build_extension import host_platform
+    finally:
+        sys.path.pop(0)
+    return host_platform()
 
 
 def test_zip_layout(extension_zip: Path) -> None:
     with zipfile.ZipFile(extension_zip) as zf:
         names = zf.namelist()
+        manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names, "the extension's __init__.py must be at the zip root"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")], names
+    # this platform's wheels only, each where the zip's manifest says
+    assert manifest["platforms"] == [_host_platform()]
+    wheels = sorted(n for n in names if n.endswith(".whl"))
+    assert wheels == sorted(w.removeprefix("./") for w in manifest["wheels"])
+    assert len(wheels) == 1 and wheels[0].startswith("wheels/embreex-"), wheels
+
+
+def test_portable_zip_has_no_platforms_and_no_wheels(tmp_path: Path) -> None:
+    """``--platform any``: one zip for every other platform (the lidar then falls back to BVHTree)."""
+    proc = subprocess.run(
+        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(tmp_path), "--platform", "any"],
+        cwd=REPO_ROOT, capture_output=True, check=False, text=True, timeout=300)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
+    zips = [Path(line) for line in proc.stdout.strip().splitlines()]
+    assert [z.name for z in zips] == [f"{EXT_ID}-{_manifest()['version']}.zip"]
+    with zipfile.ZipFile(zips[0]) as zf:
+        names = zf.namelist()
+        manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
+    assert "__init__.py" in names and "render/caster.py" in names
+    assert not [n for n in names if n.endswith(".whl")]
+    assert "platforms" not in manifest and "wheels" not in manifest
+    assert _manifest()["wheels"]  # the source manifest does ship wheels
 
 
 def test_install_and_enable(extension_zip: Path, tmp_path: Path) -> None:
@@ -103,6 +165,6 @@ def test_install_and_enable(extension_zip: Path, tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0 and "INSTALL-OK" in proc.stdout, (
+    assert proc.returncode == 0 and "INSTALL-OK" in proc.stdout and "EMBREE-OK" in proc.stdout, (
         f"install in a fresh Blender failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     )

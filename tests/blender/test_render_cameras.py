@@ -273,12 +273,13 @@ def test_shared_collection_instances_and_geometry_nodes_get_their_own_ids(render
     assert rows["Spawner"] < rows["Left"]  # higher up
     assert bpy.data.objects["Right"].instance_collection == asset  # the temporary copy is gone
     assert not any("render copy" in c.name for c in bpy.data.collections)
-    # lidar returns carry the same ids: one world-space BVH over the evaluated instances
+    # lidar returns carry the same ids: one world-space caster over the evaluated instances
+    from rscene_addon.render.caster import available_backends, make_caster, scene_triangles
     from rscene_addon.render.ids import EntityIndex
-    from rscene_addon.render.raycast import SceneBVH
-    bvh = SceneBVH(bpy.context.evaluated_depsgraph_get(), EntityIndex(scene))
+    triangles = scene_triangles(bpy.context.evaluated_depsgraph_get(), EntityIndex(scene))
     origins = np.array([[-6.0, 1.0, 0.0], [-6.0, -1.0, 0.0], [-6.0, 0.0, 1.2], [-6.0, 0.0, -3.0]])
-    distance, normal, hit_ids = bvh.cast(origins, np.tile([1.0, 0.0, 0.0], (4, 1)), 100.0)
-    assert hit_ids.tolist() == [ids["Left"], ids["Right"], ids["Spawner"], -1]
-    assert distance[:3] == pytest.approx([6.0, 6.0, 6.0], abs=1e-5) and np.isinf(distance[3])
-    assert normal[:3] == pytest.approx(np.tile([-1.0, 0.0, 0.0], (3, 1)), abs=1e-6)
+    for backend in available_backends():
+        hits = make_caster(triangles, backend).cast(origins, np.tile([1.0, 0.0, 0.0], (4, 1)), 100.0)
+        assert hits.object_id.tolist() == [ids["Left"], ids["Right"], ids["Spawner"], -1], backend
+        assert hits.distance[:3] == pytest.approx([6.0, 6.0, 6.0], abs=1e-5) and np.isinf(hits.distance[3])
+        assert hits.normal[:3] == pytest.approx(np.tile([-1.0, 0.0, 0.0], (3, 1)), abs=1e-6)

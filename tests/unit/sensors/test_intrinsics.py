@@ -208,3 +208,44 @@ def test_depth_range_conversion():
     rays = cam.pixel_rays()
     assert rays.shape == (3, 4, 3)
     np.testing.assert_allclose(np.linalg.norm(rays, axis=-1), 1.0)
+
+
+# -- orthographic ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("width, height, scale", [(64, 48, 4.0), (48, 64, 4.0), (101, 37, 0.7)])
+def test_orthographic_p_projection_and_gl_ortho_agree(width, height, scale):
+    from rscene_addon.sensors.intrinsics import OrthographicIntrinsics
+    cam = OrthographicIntrinsics(width, height, scale)
+    s = scale / max(width, height)  # the scale spans the larger side, square pixels
+    assert cam.pixel_size == pytest.approx(s) and cam.view_size == pytest.approx((width * s, height * s))
+    rng = np.random.default_rng(3)
+    p_cv = np.c_[rng.uniform(-2, 2, (50, 2)), rng.uniform(0.1, 50, 50)]
+    expected = np.c_[p_cv[:, 0] / s + width / 2, p_cv[:, 1] / s + height / 2]  # no dependence on z
+    assert cam.project(p_cv) == pytest.approx(expected)
+    assert (np.c_[p_cv, np.ones(50)] @ cam.P.T) == pytest.approx(np.c_[expected, np.ones(50)])
+    gl_pixels, ndc_z = project_with_gl(cam.opengl_projection(0.1, 100.0), p_cv, width, height)
+    assert gl_pixels == pytest.approx(expected)
+    assert ndc_z == pytest.approx(-1 + 2 * (p_cv[:, 2] - 0.1) / (100.0 - 0.1))  # linear in depth
+    # the view's edges are the image's edges
+    corners = np.array([[-width * s / 2, -height * s / 2, 1.0], [width * s / 2, height * s / 2, 1.0]])
+    assert cam.project(corners) == pytest.approx(np.array([[0, 0], [width, height]]))
+    assert cam.depth_to_range(np.array([[1.5, np.inf]])).tolist() == [[1.5, np.inf]]
+
+
+def test_orthographic_blender_params_and_validation():
+    from rscene_addon.sensors.intrinsics import OrthographicIntrinsics
+    cam = OrthographicIntrinsics(64, 48, 4.0)
+    assert cam.projection == "orthographic"
+    assert CameraIntrinsics(4, 3, 1, 1, 2, 1.5).projection == "perspective"
+    params = cam.blender_camera_params()
+    assert params.camera_settings() == {"type": "ORTHO", "ortho_scale": 4.0, "sensor_fit": "AUTO",
+                                        "shift_x": 0.0, "shift_y": 0.0}
+    assert params.render_settings() == {"resolution_percentage": 100, "resolution_x": 64, "resolution_y": 48,
+                                        "pixel_aspect_x": 1.0, "pixel_aspect_y": 1.0}
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="scale"):
+            OrthographicIntrinsics(64, 48, bad)
+    with pytest.raises(ValueError, match="width"):
+        OrthographicIntrinsics(0, 48, 1.0)
+    with pytest.raises(ValueError, match="near < far"):
+        cam.opengl_projection(0.1, math.inf)

@@ -160,3 +160,19 @@ def test_write_is_atomic_file(tmp_path):
     m.write(tmp_path / "out" / "manifest.json")
     assert (tmp_path / "out" / "manifest.json").read_text() == m.to_json()
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["manifest.json"]
+
+
+def test_orthographic_sensor_has_p_and_no_k():
+    from rscene_addon.sensors.intrinsics import OrthographicIntrinsics
+    m = Manifest()
+    m.add_sensor("/World/Top", "camera", OrthographicIntrinsics(64, 48, 4.0), 0.05, 100.0)
+    m.add_sensor("/World/TopInf", "camera", OrthographicIntrinsics(64, 48, 4.0), 0.05, None)
+    doc = json.loads(m.to_json())
+    cam = doc["sensors"]["/World/Top"]
+    assert cam["projection"] == "orthographic" and cam["intrinsics"] is None and cam["resolution"] == [64, 48]
+    ortho = cam["orthographic"]
+    assert ortho["P"] == [[16.0, 0, 0, 32.0], [0, 16.0, 0, 24.0], [0, 0, 0, 1]]
+    assert (ortho["scale"], ortho["pixel_size"], ortho["view_size"]) == (4.0, 0.0625, [4.0, 3.0])
+    assert np.array(cam["opengl_projection"])[3].tolist() == [0, 0, 0, 1]  # affine: no perspective divide
+    assert "opengl_projection" not in doc["sensors"]["/World/TopInf"]  # glOrtho needs a finite far plane
+    assert "orthographic" in doc["conventions"]

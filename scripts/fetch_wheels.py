@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Fetch the third-party wheels the extension ships into ./wheels/ (gitignored), pinned and checked.
+
+Blender installs an extension's wheels itself (``wheels = [...]`` in ``blender_manifest.toml``); the
+add-on never pip-installs anything at run time. This script is how those files get here: each wheel
+of the manifest must be listed in :data:`PINNED` with its SHA-256, is downloaded with pip (``pip
+download --no-deps --only-binary=:all:`` for the wheel's own platform tag, so pip's index settings
+and ``PIP_*`` variables apply) and is kept only if its hash matches. A wheel already present with the
+right hash is not fetched again.
+
+Usage:
+  python scripts/fetch_wheels.py [--dest wheels] [--platform linux-x64 ...] [--check]
+
+``--platform`` limits the fetch to Blender platform names (default: every wheel of the manifest);
+``--check`` only verifies what is present (exit 1 if anything is missing or wrong). The last lines of
+stdout are the paths of the wheels, one per line.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MANIFEST = REPO_ROOT / "blender_manifest.toml"
+
+# file name -> (Blender platform, sha256). Blender 4.2 .. 5.x bundle CPython 3.11: cp311 wheels only.
+# embreex 4.4.0.post1 (Intel Embree 4.4, BSD-2 binding, Apache-2.0 Embree): ray casting for the lidar.
+PINNED = {
+    "embreex-4.4.0.post1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "2cd0f7d5c6342e6247e31f700761689cae7829454d8c6de0c41e62124a023e1f"),
+    "embreex-4.4.0.post1-cp311-cp311-win_amd64.whl":
+        ("windows-x64", "3df27becf6a12b59f5a469bc5271622e26387d52a15880edd29aa564246e7176"),
+    "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_arm64.whl":
+        ("macos-arm64", "3ed370224566681071f245bbc5104feebee1354097679ab69cb3a70c94633cb3"),
+    "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_x86_64.whl":
+        ("macos-x64", "85d9b232805e95be845ee5d77ddea4e6b21c992b7e60fa7bdf4f578b84797a15"),
+}
+
+
+class FetchError(RuntimeError):
+    pass
+
+
+def _log(msg: str) -> None:
+    print(f"fetch_wheels: {msg}", file=sys.stderr, flush=True)
+
+
+def manifest_wheels(manifest: Path = MANIFEST) -> list[str]:
+    """The wheel file names the manifest lists (``./wheels/<name>``); each must be pinned here."""
+    with open(manifest, "rb") as fh:
+        wheels = tomllib.load(fh).get("wheels", [])
+    names = [Path(w).name for w in wheels]
+    unpinned = [n for n in names if n not in PINNED]
+    if unpinned:
+        raise FetchError(f"{manifest.name} lists wheels without a pinned hash here: {unpinned}")
+    return names
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _parse(name: str) -> tuple[str, str, str]:
+    """``(project, version, platform tag)`` of a wheel file name (the first of a compressed tag set)."""
+    parts = name[:-len(".whl")].split("-")
+    return parts[0], parts[1], parts[-1].split(".")[0]
+
+
+def _download(name: str, into: Path) -> Path:
+    project, version, platform_tag = _parse(name)
+    cmd = [sys.executable, "-m", "pip", "download", f"{project}=={version}", "--no-deps",
+           "--only-binary=:all:", "--platform", platform_tag, "--python-version", "3.11",
+           "--implementation", "cp", "--abi", "cp311", "--dest", str(into), "--quiet"]
+    _log("$ " + " ".join(cmd[1:]))
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise FetchError(f"pip download of {name} failed:\n{proc.stdout}{proc.stderr}")
+    got = into / name
+    if not got.is_file():
+        found = sorted(p.name for p in into.glob("*.whl"))
+        raise FetchError(f"pip download gave {found}, not {name}")
+    return got
+
+
+def fetch(dest: Path, platforms: set[str] | None = None, check_only: bool = False) -> list[Path]:
+    """Make ``dest`` hold every wanted pinned wheel with its hash; returns their paths."""
+    wanted = [n for n in manifest_wheels() if platforms is None or PINNED[n][0] in platforms]
+    if platforms is not None and not wanted:
+        raise FetchError(f"no wheel of the manifest is for {sorted(platforms)}")
+    dest.mkdir(parents=True, exist_ok=True)
+    paths, problems = [], []
+    for name in wanted:
+        path, expected = dest / name, PINNED[name][1]
+        if path.is_file() and sha256(path) == expected:
+            paths.append(path)
+            continue
+        if check_only:
+            problems.append(f"{name}: {'wrong hash' if path.exists() else 'missing'}")
+            continue
+        with tempfile.TemporaryDirectory(prefix="fetch-wheels-") as tmp:
+            got = _download(name, Path(tmp))
+            actual = sha256(got)
+            if actual != expected:
+                raise FetchError(f"{name}: sha256 {actual}, pinned {expected}; not kept")
+            shutil.move(str(got), path)
+        _log(f"fetched {name} ({path.stat().st_size / 1e6:.1f} MB, sha256 ok)")
+        paths.append(path)
+    if problems:
+        raise FetchError("; ".join(problems) + " (run scripts/fetch_wheels.py)")
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dest", default=str(REPO_ROOT / "wheels"), help="target folder (default: wheels/)")
+    ap.add_argument("--platform", action="append", dest="platforms",
+                    help="Blender platform to fetch for (linux-x64, windows-x64, macos-arm64, macos-x64); "
+                         "repeatable; default: all the manifest lists")
+    ap.add_argument("--check", action="store_true", help="verify only, download nothing")
+    args = ap.parse_args(argv)
+    try:
+        paths = fetch(Path(args.dest), set(args.platforms) if args.platforms else None, args.check)
+    except (FetchError, OSError, tomllib.TOMLDecodeError) as ex:
+        _log(f"error: {ex}")
+        return 1
+    for path in paths:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
