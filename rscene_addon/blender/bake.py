@@ -20,16 +20,22 @@ def nodes_by_path(bl_scene) -> dict:
     return {ob.rscene.path: ob for ob in bl_scene.objects if ob.rscene.path}
 
 
-def _write_channel(action, ob, data_path: str, index: int, frames: np.ndarray, values: np.ndarray) -> None:
+def _write_channel(action, ob, data_path: str, index: int, co: np.ndarray, values: np.ndarray,
+                   linear: np.ndarray) -> None:
+    """One F-curve of a new action: ``co`` (2F,) float32 holds the frames at [0::2] (the values are
+    written into [1::2]); ``linear`` (F,) int32 the LINEAR interpolation code. Buffers are shared by all
+    channels of a bake."""
     fcurve = action.fcurve_ensure_for_datablock(ob, data_path, index=index)
-    fcurve.keyframe_points.clear()
-    fcurve.keyframe_points.add(len(frames))
-    co = np.empty(2 * len(frames), dtype=np.float32)
-    co[0::2] = frames
+    points = fcurve.keyframe_points
+    if len(points):  # only an action someone else keyed before has points
+        points.clear()
+    points.add(len(linear))
     co[1::2] = values
-    fcurve.keyframe_points.foreach_set("co", co)
-    fcurve.keyframe_points.foreach_set("interpolation", np.full(len(frames), _LINEAR, dtype=np.int32))
-    fcurve.update()
+    points.foreach_set("co", co)
+    points.foreach_set("interpolation", linear)
+    # no fcurve.update(): the keys are written in frame order and LINEAR keys never read their handles
+    # (Blender recomputes handles itself if someone later switches a key to Bezier); it would cost as
+    # much as writing the keys
 
 
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
@@ -53,12 +59,13 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
     names = [str(n) for n in trajectory.names]
     links = _robot_links(bl_scene)
     local = _link_local_poses(links, names, position, quaternion)
+    buffers = _key_buffers(frames)
     for i, name in enumerate(names):
         ob = objects.get(name) or links.get(name)
         if ob is None or name in skip:
             continue
         pos, rot = local.get(name, (position[:, i], quaternion[:, i]))
-        _key_pose(ob, frames, pos, rot)
+        _key_pose(ob, frames, pos, rot, buffers)
         baked += 1
         if progress and i % 16 == 0:
             progress(i / max(len(names), 1))
@@ -68,17 +75,25 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
     return baked
 
 
-def _key_pose(ob, frames: np.ndarray, position: np.ndarray, quaternion: np.ndarray) -> None:
+def _key_pose(ob, frames: np.ndarray, position: np.ndarray, quaternion: np.ndarray, buffers=None) -> None:
     clear_object_bake(ob)
     ob.rotation_mode = "QUATERNION"
     ob.animation_data_create()
     action = bpy.data.actions.new(f"{ob.name} simulation")
     action[BAKE_TAG] = True
     ob.animation_data.action = action
+    co, linear = buffers or _key_buffers(frames)
     for axis in range(3):
-        _write_channel(action, ob, "location", axis, frames, position[:, axis])
+        _write_channel(action, ob, "location", axis, co, position[:, axis], linear)
     for axis in range(4):
-        _write_channel(action, ob, "rotation_quaternion", axis, frames, quaternion[:, axis])
+        _write_channel(action, ob, "rotation_quaternion", axis, co, quaternion[:, axis], linear)
+
+
+def _key_buffers(frames: np.ndarray):
+    """The (2F,) float32 ``co`` buffer with the frames filled in and the (F,) LINEAR codes."""
+    co = np.empty(2 * len(frames), dtype=np.float32)
+    co[0::2] = frames
+    return co, np.full(len(frames), _LINEAR, dtype=np.int32)
 
 
 def _robot_links(bl_scene) -> dict:

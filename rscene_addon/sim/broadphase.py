@@ -55,14 +55,31 @@ def group_mask_ok(group: np.ndarray, mask: np.ndarray, a: np.ndarray, b: np.ndar
 
 
 def sweep_and_prune(lo: np.ndarray, hi: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Pairs (P, 2) among geoms ``idx`` whose AABBs overlap, as geom indices with [:, 0] < [:, 1]."""
+    """Pairs (P, 2) among geoms ``idx`` whose AABBs overlap, as geom indices with [:, 0] < [:, 1].
+
+    The sweep runs along the axis of largest spread, inside strips across the second-largest one (as
+    wide as the widest box there, so a box lies in one or two strips): geoms far apart across the sweep
+    axis are never paired, and a pile that is wide in two directions does not cost O(n^2)."""
     if len(idx) < 2:
         return np.zeros((0, 2), dtype=np.int64)
     L, H = lo[idx], hi[idx]
     spread = np.var((L + H) * 0.5, axis=0)
     axis = int(np.argmax(spread[:2])) if spread[2] <= max(spread[0], spread[1]) else 2
-    order = np.lexsort((idx, L[:, axis]))  # ties broken by geom index: deterministic
-    ls, hs = L[order, axis], H[order, axis]
+    rest = [a for a in range(3) if a != axis]
+    across = rest[int(np.argmax(spread[rest]))]
+    width = max(float(np.max(H[:, across] - L[:, across])), 1e-9)
+    s_lo = np.floor((L[:, across] - L[:, across].min()) / width).astype(np.int64)
+    s_hi = np.floor((H[:, across] - L[:, across].min()) / width).astype(np.int64)
+    n_strips = s_hi - s_lo + 1  # 1 or 2 (3 only by rounding)
+    member = np.repeat(np.arange(len(idx)), n_strips)
+    strip = s_lo[member] + (np.arange(len(member)) - np.repeat(np.cumsum(n_strips) - n_strips, n_strips))
+    # one sorted line: strips laid end to end, far enough apart that no interval reaches the next strip
+    x0 = L[:, axis].min()
+    span = float(H[:, axis].max() - x0) + 1.0
+    start_x = L[member, axis] - x0 + strip * span
+    end_x = H[member, axis] - x0 + strip * span
+    order = np.lexsort((idx[member], start_x))  # ties broken by geom index: deterministic
+    ls, hs = start_x[order], end_x[order]
     end = np.searchsorted(ls, hs, side="right")
     n = len(order)
     counts = np.maximum(end - np.arange(n) - 1, 0)
@@ -70,12 +87,15 @@ def sweep_and_prune(lo: np.ndarray, hi: np.ndarray, idx: np.ndarray) -> np.ndarr
     if total == 0:
         return np.zeros((0, 2), dtype=np.int64)
     i = np.repeat(np.arange(n), counts)
-    start = np.cumsum(counts) - counts
-    j = i + 1 + (np.arange(total) - np.repeat(start, counts))
-    gi, gj = idx[order[i]], idx[order[j]]
-    ok = np.all((lo[gi] <= hi[gj]) & (lo[gj] <= hi[gi]), axis=1)
-    gi, gj = gi[ok], gj[ok]
-    return np.stack((np.minimum(gi, gj), np.maximum(gi, gj)), axis=1)
+    first = np.cumsum(counts) - counts
+    j = i + 1 + (np.arange(total) - np.repeat(first, counts))
+    gi, gj = idx[member[order[i]]], idx[member[order[j]]]
+    ok = np.all((lo[gi] <= hi[gj]) & (lo[gj] <= hi[gi]), axis=1) & (gi != gj)
+    a, b = np.minimum(gi[ok], gj[ok]), np.maximum(gi[ok], gj[ok])
+    if len(member) > len(idx):  # a pair of boxes that both lie in two strips was found twice
+        code = np.unique(a * (int(idx.max()) + 1) + b)
+        a, b = np.divmod(code, int(idx.max()) + 1)
+    return np.stack((a, b), axis=1)
 
 
 def candidate_pairs(m, lo, hi, geom_moving: np.ndarray, geom_active: np.ndarray,

@@ -4,23 +4,23 @@ Every contact has a world point (midway between the surfaces), a unit normal poi
 geom B and a separation (negative when the shapes overlap). Contacts are produced for separations below
 a per-pair margin (speculative contacts), so the solver can stop approaching bodies before they touch.
 
-Exact, vectorised paths: sphere-sphere, sphere-box, sphere-capsule, sphere-cylinder, every shape against a
-plane. Per pair: capsule-capsule (two points when parallel), SAT with face clipping for polytope pairs
-(box-box, box-hull, cylinder prisms, hulls), SAT for capsule-polytope, closest points on triangles for
-sphere-hull, and height fields (closest points on triangles for spheres and capsules, vertices and
-terrain samples for polytopes).
+Exact, vectorised paths: sphere-sphere, sphere-box, sphere-capsule, sphere-cylinder, box-box (``boxbox``),
+every shape against a plane. Per pair: capsule-capsule (two points when parallel), SAT with face
+clipping for other polytope pairs (box-hull, cylinder prisms, hulls), SAT for capsule-polytope, closest
+points on triangles for sphere-hull, and height fields (closest points on triangles for spheres and
+capsules, vertices and terrain samples for polytopes).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .boxbox import FACE_TOL, box_box  # noqa: F401 (FACE_TOL: one value for both SAT routines)
 from .closest import (closest_point_segment, closest_point_triangles, closest_segment_segment,
                       segment_triangles)
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
 from .mathutil import cross, normalize, tangent_basis
 
 _BOX_SIGNS = np.array([[sx, sy, sz] for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=np.float64)
-FACE_TOL = 1e-3  # a face axis is preferred over a slightly better edge / other face axis by this much (m)
 
 
 class WorldPoly:
@@ -662,7 +662,7 @@ HANDLERS = {
     (SPHERE, CONVEX): sphere_polytope,
     (SPHERE, PLANE): sphere_plane,
     (SPHERE, HEIGHTFIELD): round_heightfield,
-    (BOX, BOX): polytope_pairs,
+    (BOX, BOX): box_box,
     (BOX, CAPSULE): box_capsule,
     (BOX, CYLINDER): polytope_pairs,
     (BOX, CONVEX): polytope_pairs,

@@ -16,9 +16,11 @@ Interpretations and simplifications (RaiSim's own solver is not public):
 
 * ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
   ``erp2`` and the contact solver's alpha settings are not used.
-* The solver stops when a sweep changes no velocity by more than max(tolerance, 1e-5 m/s), or after
-  ``iterations`` sweeps; sweep direction alternates every step (``fixedContactSolverIterationOrder``
-  chooses the first).
+* The solver stops when a sweep changes no body's velocity (linear, and angular times the body's
+  radius) by more than max(tolerance, 1e-5 m/s), or after ``iterations`` sweeps; sweep direction
+  alternates every step (``fixedContactSolverIterationOrder`` chooses the first).
+* When every dynamic body sleeps and nothing kinematic moves, a step only advances time (a settled scene
+  costs next to nothing); it gives exactly what the full step would.
 * At most 4 contact points per pair (fewer when ``maxContactsPerPair`` is smaller).
 * Rolling and spinning friction of rigid contacts and gyroscopic torques are not modelled.
 """
@@ -30,6 +32,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .build import build
 from .cloth import Cloth
 from .granular import Granular
+from .islands import island_labels
 from .mathutil import (quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize, quat_rotate,
                        quat_rotate_inv, quat_to_matrix, tangent_basis)
 from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
@@ -56,7 +59,7 @@ class World:
         self._cache_local = np.zeros((0, 3))
         self._cache_impulse = np.zeros((0, 3))
         self._wire_lam = np.zeros((0, 3))
-        self._touching: set = set()
+        self._touching = np.zeros(0, dtype=np.int64)  # sorted keys min * N + max of touching pairs
         self._island = np.full(m.num_bodies, -1, dtype=np.int64)
         self._static_geom = (m.body_mode == STATIC)[m.geom_body]
         self._static_poly: dict = {}
@@ -142,6 +145,9 @@ class World:
         m, s = self.model, self.state
         dt = m.dt
         dyn = self.dynamic
+        if self._idle():
+            self._idle_step()
+            return
         # kinematic targets
         for i, (com, q) in self._kin_target.items():
             s.linear_velocity[i] = (com - s.position[i]) / dt
@@ -180,13 +186,15 @@ class World:
         if rows is not None:
             warm_start(V, rows)
             tolerance = max(solver.tolerance, solver.tolerance_floor)
-            self.last_iterations = solve(V, rows, solver.iterations, tolerance, self._forward)
+            self.last_iterations = solve(V, rows, solver.iterations, tolerance, self._forward,
+                                         lever=m.body_radius)
         else:
             self.last_iterations = 0
         Vp = np.zeros_like(V)
         if prow is not None:
             solve(Vp, prow, min(solver.iterations, solver.position_iterations),
-                  max(solver.tolerance, solver.tolerance_floor), self._forward, friction=False)
+                  max(solver.tolerance, solver.tolerance_floor), self._forward, friction=False,
+                  lever=m.body_radius)
         self._forward = not self._forward
         # store impulses for warm starting and events
         if rows is not None:
@@ -220,6 +228,28 @@ class World:
             for k, cl in enumerate(self._cloth):
                 cl.step(self, k, frames, dt)
         s.time += dt
+        self.step_count += 1
+
+    def _idle(self) -> bool:
+        """Nothing can move this step: every dynamic body sleeps, no kinematic body moves, no particles."""
+        s = self.state
+        if self._kin_target or self._granular or self._cloth or not s.sleeping[self.dynamic].all():
+            return False
+        kin = self.kinematic
+        return not (kin.any() and (s.linear_velocity[kin].any() or s.angular_velocity[kin].any()))
+
+    def _idle_step(self) -> None:
+        """What a full step does when nothing moves (a settled scene costs next to nothing)."""
+        s = self.state
+        self.external_force[:] = 0.0  # forces on sleeping bodies are dropped, as in a full step
+        self.external_torque[:] = 0.0
+        s.linear_velocity[:] = 0.0
+        s.angular_velocity[:] = 0.0
+        self.last_iterations = 0
+        self._forward = not self._forward
+        # wires between sleeping bodies keep their impulses (a full step would leave them unchanged)
+        self._save_cache(dict(count=0), None, dict(count=0), self._wire_lam)
+        s.time += self.model.dt
         self.step_count += 1
 
     # -- contacts -------------------------------------------------------------------------------------------
@@ -306,8 +336,7 @@ class World:
             self._row_order = np.zeros(0, dtype=np.int64)
             return None, None, info, w_info
         cat = {key: np.concatenate([pt[key] for pt in parts]) for key in parts[0]}
-        movable = awake
-        colors = color_rows(cat["a"], cat["b"], movable)
+        colors = color_rows(cat["a"], cat["b"], awake)
         order, slices = order_by_color(colors)
         self._row_order = order
         k = cat["k"][order]
@@ -439,33 +468,36 @@ class World:
         self._events(info, lam)
 
     def _events(self, info, lam):
-        """Record contact-begin events for body pairs that touch now but did not at the last step."""
+        """Record contact-begin events for body pairs that touch now but did not at the last step.
+
+        Touching pairs are kept as sorted int keys ``min * N + max`` of their bodies."""
+        N = self.model.num_bodies
+        old = self._touching
+        asleep = self.state.sleeping
+        # pairs that sleep keep touching (sleeping bodies make no contacts until they wake)
+        kept = old[asleep[old // N] | asleep[old % N]]
         if info is None:
-            asleep = self.state.sleeping
-            self._touching = {k for k in self._touching if asleep[k[0]] or asleep[k[1]]}
+            self._touching = kept
             return
-        touching = lam[:, 0] > 0
-        A, B = info["A"][touching], info["B"][touching]
-        keys = {}
-        idx = np.nonzero(touching)[0]
-        for j, a, b in zip(idx.tolist(), A.tolist(), B.tolist()):
-            key = (a, b) if a < b else (b, a)
-            if key not in keys or info["vn0"][j] < info["vn0"][keys[key]]:
-                keys[key] = j
+        idx = np.nonzero(lam[:, 0] > 0)[0]
+        a, b = info["A"][idx], info["B"][idx]
+        key = np.minimum(a, b) * N + np.maximum(a, b)
+        # per pair the contact that hit fastest (lowest vn0; the first of equals), events in the order
+        # the pairs first appear
+        order = np.lexsort((idx, info["vn0"][idx], key))
+        lead = np.ones(len(order), dtype=bool)
+        lead[1:] = key[order][1:] != key[order][:-1]
+        pair_key, best = key[order][lead], idx[order][lead]
+        first_seen = np.minimum.reduceat(idx[order], np.flatnonzero(lead)) if len(idx) else idx
+        new = ~np.isin(pair_key, old)
         names = self.model.body_name
         t = self.state.time + self.model.dt
-        for key, j in keys.items():
-            if key not in self._touching:
-                a, b = int(info["A"][j]), int(info["B"][j])
-                self.events.append(dict(time=t, body_a=names[a], body_b=names[b],
-                                        point=info["point"][j].copy(),
-                                        normal=info["normal"][j].copy(),
-                                        speed=float(max(0.0, -info["vn0"][j])),
-                                        impulse=float(lam[j, 0])))
-        # pairs that sleep keep touching (sleeping bodies make no contacts until they wake)
-        asleep = self.state.sleeping
-        kept = {k for k in self._touching if asleep[k[0]] or asleep[k[1]]}
-        self._touching = set(keys) | kept
+        for j in best[new][np.argsort(first_seen[new], kind="stable")].tolist():
+            A, B = int(info["A"][j]), int(info["B"][j])
+            self.events.append(dict(time=t, body_a=names[A], body_b=names[B], point=info["point"][j].copy(),
+                                    normal=info["normal"][j].copy(), speed=float(max(0.0, -info["vn0"][j])),
+                                    impulse=float(lam[j, 0])))
+        self._touching = np.union1d(pair_key, kept)
 
     # -- sleeping -------------------------------------------------------------------------------------------
     def _sleep(self, awake, info):
@@ -488,33 +520,17 @@ class World:
         ready = awake & (s.quiet_steps >= sv.sleep_quiet_steps)
         if not ready.any():
             return
-        # islands of awake dynamic bodies linked by contacts and wires
-        N = m.num_bodies
-        parent = list(range(N))
-
-        def find(x):
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        links = [(A, B)]
+        # islands of awake dynamic bodies linked by contacts and wires sleep when all their bodies are ready
+        la, lb = A, B
         if m.wires:
-            links.append((np.array([w.body_a for w in m.wires]), np.array([w.body_b for w in m.wires])))
-        for la, lb in links:
-            both = awake[la] & awake[lb]
-            for x, y in zip(la[both].tolist(), lb[both].tolist()):
-                rx, ry = find(x), find(y)
-                if rx != ry:
-                    parent[max(rx, ry)] = min(rx, ry)
-        members = np.nonzero(awake)[0]
-        roots = np.array([find(i) for i in members.tolist()])
-        ok_root = {}
-        for i, r in zip(members.tolist(), roots.tolist()):
-            ok_root[r] = ok_root.get(r, True) and bool(ready[i])
-        for i, r in zip(members.tolist(), roots.tolist()):
-            if ok_root[r]:
-                s.sleeping[i] = True
-                s.linear_velocity[i] = 0.0
-                s.angular_velocity[i] = 0.0
-                self._island[i] = r
+            la = np.concatenate((A, [w.body_a for w in m.wires])).astype(np.int64)
+            lb = np.concatenate((B, [w.body_b for w in m.wires])).astype(np.int64)
+        both = awake[la] & awake[lb]
+        label = island_labels(m.num_bodies, la[both], lb[both])
+        restless = np.zeros(m.num_bodies, dtype=bool)
+        restless[label[awake & ~ready]] = True
+        now = awake & ~restless[label]
+        s.sleeping[now] = True
+        s.linear_velocity[now] = 0.0
+        s.angular_velocity[now] = 0.0
+        self._island[now] = label[now]

@@ -117,3 +117,31 @@ def test_cloth_is_baked_as_a_point_cache_that_plays_the_simulated_vertices(blank
     assert not np.allclose(cloth[0], cloth[-1], atol=1e-3)  # it moved
     assert bpy.ops.rscene.clear_bake() == {"FINISHED"}
     assert not [m for m in flag.modifiers if m.type == "MESH_CACHE"]
+
+
+def test_baked_keys_are_linear_between_frames_and_rebake_replaces_them(blank):
+    """Keys are written in frame order without an F-curve update: evaluation between two frames is the
+    straight line between the simulated poses, and a second bake replaces the first one's keys."""
+    from rscene_addon.sim.trajectory import Trajectory
+    build.import_scene_file(str(EXAMPLE), bpy.context.scene)
+    scene = bpy.context.scene
+    crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
+    names = np.array(["/World/Crate"])
+    F = 6
+    pos = np.zeros((F, 1, 3))
+    pos[:, 0, 2] = [0.0, 1.0, 4.0, 9.0, 16.0, 25.0]  # a parabola: any smoothing would bend it
+    quat = np.tile([1.0, 0.0, 0.0, 0.0], (F, 1, 1))
+    for scale in (1.0, 2.0):
+        tr = Trajectory(time=np.arange(F) / 24, names=names, position=pos * scale, quaternion=quat,
+                        linear_velocity=np.zeros((F, 1, 3)), angular_velocity=np.zeros((F, 1, 3)))
+        assert bake.bake_trajectory(scene, tr, frame_start=3) == 1
+        keys = bake.keyed_values(crate, "location", 2)
+        assert keys[:, 0] == pytest.approx(np.arange(3, 3 + F))
+        assert keys[:, 1] == pytest.approx(pos[:, 0, 2] * scale)
+        for f in (3.5, 5.25, 7.75):
+            k = f - 3
+            lo = int(np.floor(k))
+            expect = scale * (pos[lo, 0, 2] + (k - lo) * (pos[lo + 1, 0, 2] - pos[lo, 0, 2]))
+            scene.frame_set(int(np.floor(f)), subframe=f - np.floor(f))
+            assert crate.location.z == pytest.approx(expect, abs=1e-5)
+    assert len([a for a in bpy.data.actions if a.get(bake.BAKE_TAG)]) == 1  # the first bake's action is gone

@@ -175,3 +175,21 @@ def test_group_mask_rule():
     a = np.array([0, 0, 1, 1, 2, 3])
     b = np.array([1, 2, 2, 3, 3, 0])
     assert group_mask_ok(group, mask, a, b).tolist() == [False, True, True, False, True, True]
+
+
+def test_sweep_and_prune_strips_match_brute_force_on_grids_and_mixed_sizes():
+    # boxes on an exact grid touch strip boundaries; one long box spans everything across the sweep
+    rng = np.random.default_rng(11)
+    g = np.stack(np.meshgrid(np.arange(12) * 0.5, np.arange(9) * 0.5, [0.0, 0.3], indexing="ij"), -1)
+    c = g.reshape(-1, 3)
+    e = np.full_like(c, 0.25)
+    e[::7] = rng.uniform(0.01, 0.4, (len(e[::7]), 3))
+    c = np.vstack((c, [[2.0, 2.0, 0.1]]))
+    e = np.vstack((e, [[0.1, 3.0, 0.1]]))
+    lo, hi = c - e, c + e
+    n = len(c)
+    idx = np.arange(n)[::-1].copy()  # any order of geom indices
+    pairs = sweep_and_prune(lo, hi, idx)
+    brute = {(i, j) for i in range(n) for j in range(i + 1, n)
+             if np.all(lo[i] <= hi[j]) and np.all(lo[j] <= hi[i])}
+    assert len(pairs) == len(brute) and {tuple(p) for p in pairs.tolist()} == brute

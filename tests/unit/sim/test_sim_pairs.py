@@ -112,3 +112,32 @@ def test_sleeping_follows_the_solver_record_and_a_hit_wakes_the_body():
     for _ in range(100):
         w.step()
     assert not w.state.sleeping.any()
+
+
+def test_a_settled_scene_takes_the_idle_step_and_matches_the_full_step(monkeypatch):
+    """Once everything sleeps a step only advances time; poses, velocities, events and the wake-up by
+    a new velocity are bit-identical to the full step's."""
+    def run(idle_allowed):
+        lines = header(dt=0.004, solver="sleepingQuietSteps=5") + [
+            ground(), obj("/World/Box", "box", pos=(0, 0, 0.2)), obj("/World/Top", "box", pos=(0.05, 0, 0.7))]
+        w = World.from_scene(scene_from(lines))
+        if not idle_allowed:
+            monkeypatch.setattr(w, "_idle", lambda: False)
+        idle_steps, poses = 0, []
+        for k in range(400):
+            if k == 300:
+                w.set_velocity("/World/Top", (0.5, 0.0, 0.0))
+            idle_steps += w._idle()
+            w.step()
+            poses.append(np.concatenate((w.state.position.ravel(), w.state.quaternion.ravel(),
+                                         w.state.linear_velocity.ravel())))
+        return np.array(poses), idle_steps, w
+
+    fast, n_idle, wf = run(True)
+    full, n_none, wl = run(False)
+    assert n_none == 0 and n_idle > 100  # the stack slept before the push
+    assert np.array_equal(fast, full)
+    assert wf.time == wl.time
+    assert [(e["time"], e["body_a"], e["body_b"]) for e in wf.events] == \
+        [(e["time"], e["body_a"], e["body_b"]) for e in wl.events]
+    assert not np.array_equal(fast[299], fast[-1])  # the push woke the top box: it moved
