@@ -24,8 +24,14 @@ renormalised) and limited joints are projected back inside their range. Everythi
 
 Contacts: ``ground_height`` gives a flat ground of its own; an ``environment``
 (``link_contacts.WorldContacts``) gives contacts with a rigid World's geoms, where an impulse on a dynamic
-body also changes that body's velocity (its inverse mass is part of each contact's effective mass). Links
-do not collide with each other or with other robots.
+body also changes that body's velocity (its inverse mass is part of each contact's effective mass); links
+of one system touch each other (``link_pairs``: not across a joint, group/mask and
+``ignore_collision_between`` respected) and ``step_systems`` steps several systems with one solve, so their
+links touch each other too. Contacts follow the rigid world's solver: restitution above its threshold,
+speculative contacts, penetration beyond ``contact_slop`` removed at ``erp`` per step by pseudo velocities
+(split impulse) that move ``q`` without changing ``u``. Every step appends contact-begin events (a pair of
+link or body names that touches now and did not at the last step) to ``events``, in the rigid world's
+format with links named ``<system name>/<link>``.
 """
 from __future__ import annotations
 
@@ -36,9 +42,12 @@ from ..robots.kinematics import plane_axes
 from ..robots.model import Robot
 from ..robots.transforms import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
 from .geometry import reduce_points
+from .link_contacts import SLOP, contact_targets
+from .link_pairs import link_pair_contacts, self_collision_pairs
 from .meshio import MeshFormatError, read_mesh
+from .model import ALL_GROUPS
 
-__all__ = ["ArticulatedSystem", "contact_points", "ground_height", "systems_for_scene"]
+__all__ = ["ArticulatedSystem", "contact_points", "ground_height", "step_systems", "systems_for_scene"]
 
 
 def _skew(v) -> np.ndarray:
@@ -99,6 +108,7 @@ class _Body:
             self.mass, self.com_local, self.inertia_local = 0.0, np.zeros(3), np.zeros((3, 3))
 
 
+TOUCH_IMPULSE = 1e-12  # N s: a normal impulse up to this is round-off, not a touch (contact events)
 MESH_CONTACT_DIRECTIONS = 34  # sample directions whose extreme mesh vertices become contact points
 
 
@@ -156,21 +166,33 @@ def contact_points(link) -> np.ndarray:
 
 class ArticulatedSystem:
     """Reduced-coordinate dynamics of one robot. ``base``: 4x4 placing the robot's root frame in the world
-    (a fixed-base root is welded there; a floating base's coordinates are relative to it)."""
+    (a fixed-base root is welded there; a floating base's coordinates are relative to it).
+    ``friction``/``restitution``/``restitution_threshold``: the material against ``ground_height`` and
+    against other links when no world's material table applies; ``erp``/``contact_slop``: position
+    correction of penetrating contacts; ``collision_group``/``collision_mask``: every link's
+    (``set_collision_filter`` sets one link's); ``self_collision`` False: its links never touch each other;
+    ``collidable`` False: no contacts at all."""
 
     def __init__(self, robot: Robot, *, dt: float = 0.001, gravity=(0.0, 0.0, -9.81), base=None,
-                 ground_height: float | None = None, friction: float = 0.8, contact_iterations: int = 30,
-                 erp: float = 0.2, contact_slop: float = 1e-3, name: str = "", environment=None):
+                 ground_height: float | None = None, friction: float = 0.8, restitution: float = 0.0,
+                 restitution_threshold: float = 0.001, contact_iterations: int = 30, erp: float = 0.2,
+                 contact_slop: float = SLOP, name: str = "", environment=None, collision_group: int = 1,
+                 collision_mask: int = ALL_GROUPS, self_collision: bool = True, collidable: bool = True):
         self.robot = robot
         self.name = name or robot.name
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float)
         self.base = np.eye(4) if base is None else np.asarray(base, dtype=float)
         self.ground_height = ground_height
+        # material of the flat ground and of link-link contacts without a world's material table
         self.friction = float(friction)
+        self.restitution = float(restitution)
+        self.restitution_threshold = float(restitution_threshold)
         self.contact_iterations = int(contact_iterations)
         self.erp = float(erp)
         self.contact_slop = float(contact_slop)
+        self.self_collision = bool(self_collision)
+        self.collidable = bool(collidable)
         # link-world contacts beyond the flat ground (``link_contacts.WorldContacts``): it gives contact rows
         # whose other side may be a dynamic body, and takes that body's new velocity back
         self.environment = environment
@@ -198,6 +220,12 @@ class ArticulatedSystem:
                                      robot.links[link].inertial, j))
         self.link_names = [b.link for b in self.bodies]
         self._contact_local = [contact_points(robot.links[b.link]) for b in self.bodies]
+        # per link collision group and mask (RaiSim's rule: each side's group in the other's mask)
+        nl = len(self.bodies)
+        self.collision_group = np.full(nl, int(collision_group) & ALL_GROUPS, dtype=np.uint64)
+        self.collision_mask = np.full(nl, int(collision_mask) & ALL_GROUPS, dtype=np.uint64)
+        self.ignored_pairs: set[tuple[int, int]] = set()
+        self._self_pairs = (None, None)
         # per-dof properties
         self.damping = np.zeros(self.nv)
         self.lower = np.full(self.nq, -np.inf)
@@ -231,6 +259,8 @@ class ArticulatedSystem:
         self.u = np.zeros(self.nv)
         self.time = 0.0
         self.last_contacts: list[dict] = []
+        self.events: list[dict] = []  # contact-begin events since the last clear
+        self._touching: set = set()
         self._update_kinematics()
 
     # -- state -----------------------------------------------------------------------------------------
@@ -313,6 +343,33 @@ class ArticulatedSystem:
         ds = self.robot.dof_slices()[name]
         self.locked[ds] = locked
         self.u[ds] = 0.0
+
+    # -- collision filtering ---------------------------------------------------------------------------
+
+    def _link_index(self, link: str) -> int:
+        try:
+            return self.link_names.index(link)
+        except ValueError:
+            raise KeyError(f"{self.name or 'the robot'} has no link {link!r}") from None
+
+    def set_collision_filter(self, group: int, mask: int, link: str | None = None) -> None:
+        """Collision group and mask of one link (None: every link)."""
+        sel = slice(None) if link is None else self._link_index(link)
+        self.collision_group[sel] = int(group) & ALL_GROUPS
+        self.collision_mask[sel] = int(mask) & ALL_GROUPS
+
+    def ignore_collision_between(self, link_a: str, link_b: str) -> None:
+        """Never let these two links of this system touch each other."""
+        i, j = sorted((self._link_index(link_a), self._link_index(link_b)))
+        self.ignored_pairs.add((i, j))
+
+    def self_pairs(self) -> np.ndarray:
+        """(L, L) bool: which pairs of this system's links may touch each other (``link_pairs``)."""
+        key = (self.collision_group.tobytes(), self.collision_mask.tobytes(), frozenset(self.ignored_pairs),
+               self.self_collision, self.collidable)
+        if self._self_pairs[0] != key:
+            self._self_pairs = (key, self_collision_pairs(self))
+        return self._self_pairs[1]
 
     def _normalized(self, q: np.ndarray) -> np.ndarray:
         for b in self.bodies:
@@ -518,7 +575,12 @@ class ArticulatedSystem:
     # -- stepping --------------------------------------------------------------------------------------
 
     def step(self, dt: float | None = None) -> None:
-        dt = self.dt if dt is None else float(dt)
+        """Advance one step (contacts with the ground, the environment and its own links)."""
+        step_systems([self], dt)
+
+    def _predict(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """(M, u after this step's forces): gravity, bias forces, joint damping and PD terms, the last two
+        integrated implicitly (stable at high gains)."""
         nv = self.nv
         u = self.u
         m = self.mass_matrix()
@@ -551,10 +613,31 @@ class ArticulatedSystem:
                                        + kd * (self.u_target - u - dt * acc))
         u_new = u + dt * acc
         u_new[self.locked] = 0.0
-        # one-sided constraints on the velocity level
-        u_new = self._solve_constraints(m, u_new, dt)
-        self.u = u_new
-        q = _integrate_q(self.robot, self.q, u_new * dt) if nv else self.q.copy()
+        return m, u_new
+
+    def _limit_rows(self, u: np.ndarray, dt: float) -> list[tuple[np.ndarray, float]]:
+        """Joint-limit rows (J (nv,), velocity target): q + dt u stays inside [lower, upper]."""
+        rows = []
+        for gi, di in self._limited:
+            if self.locked[di]:
+                continue
+            qv = self.q[gi]
+            lo_gap = qv - self.lower[gi]
+            hi_gap = self.upper[gi] - qv
+            if lo_gap + dt * u[di] < 0:
+                j = np.zeros(self.nv)
+                j[di] = 1.0
+                rows.append((j, -lo_gap / dt))
+            if hi_gap - dt * u[di] < 0:
+                j = np.zeros(self.nv)
+                j[di] = -1.0
+                rows.append((j, -hi_gap / dt))
+        return rows
+
+    def _finish(self, u: np.ndarray, push: np.ndarray, dt: float) -> None:
+        """Take the solved velocity ``u``, move ``q`` by ``u`` plus the pseudo velocity ``push``."""
+        self.u = u
+        q = _integrate_q(self.robot, self.q, (u + push) * dt) if self.nv else self.q.copy()
         # project limited joints back into range (no energy gain: the outward velocity is removed)
         for gi, di in self._limited:
             if q[gi] < self.lower[gi]:
@@ -567,96 +650,46 @@ class ArticulatedSystem:
         self.time += dt
         self._update_kinematics()
 
-    def _solve_constraints(self, m: np.ndarray, u: np.ndarray, dt: float) -> np.ndarray:
-        rows = []  # (J row (nv,), kind, lo-bound velocity target, group)
-        # joint limits: q + dt u stays inside [lower, upper]
-        for gi, di in self._limited:
-            if self.locked[di]:
-                continue
-            qv = self.q[gi]
-            lo_gap = qv - self.lower[gi]
-            hi_gap = self.upper[gi] - qv
-            if lo_gap + dt * u[di] < 0:
-                j = np.zeros(self.nv)
-                j[di] = 1.0
-                rows.append(("limit", j, -lo_gap / dt))
-            if hi_gap - dt * u[di] < 0:
-                j = np.zeros(self.nv)
-                j[di] = -1.0
-                rows.append(("limit", j, -hi_gap / dt))
-        contacts = self._ground_contacts(u, dt)
-        if self.environment is not None:
-            contacts += self.environment.contacts(self, u, dt)
-        self.last_contacts = contacts
-        if not rows and not contacts:
-            return u
+    def _inverse_mass(self, m: np.ndarray):
+        """x -> M^-1 x on the free dofs (locked dofs do not move)."""
         free = ~self.locked
         m_free = m[np.ix_(free, free)]
         try:
             chol = np.linalg.cholesky(m_free)
 
-            def minv(x):
+            def solve(x):
                 return np.linalg.solve(chol.T, np.linalg.solve(chol, x))
         except np.linalg.LinAlgError:
             pinv = np.linalg.pinv(m_free)
 
-            def minv(x):
+            def solve(x):
                 return pinv @ x
-        u = u.copy()
-        # velocities (linear, angular) of the dynamic bodies touched, exchanged impulse by impulse
-        body_v = {c["body_index"]: self.environment.body_velocity(c["body_index"])
-                  for c in contacts if c.get("body_inv") is not None}
 
-        def prepare(j, bj=None, inv=None):
-            """Robot velocity change per unit impulse, the other body's, and the inverse effective mass."""
-            jf = j[free]
-            wj = np.zeros(self.nv)
-            wj[free] = minv(jf)
-            denom = float(j @ wj)
-            wb = None
-            if inv is not None:
-                wb = -(inv @ bj)  # the reaction pushes the body the other way
-                denom += float(bj @ inv @ bj)
-            return wj, wb, (1.0 / denom if denom > 1e-12 else 0.0)
+        def minv(x):
+            out = np.zeros(self.nv)
+            if free.any():
+                out[free] = solve(x[free])
+            return out
+        return minv
 
-        lim = [(j, target, *prepare(j)) for _, j, target in rows]
-        lim_lambda = np.zeros(len(lim))
-        con = []
+    def _record_events(self, contacts: list[dict]) -> None:
+        """Contact-begin events of the contacts this system owns: one per pair of names that touches (normal
+        impulse above round-off) now and did not at the last step, at its fastest-approaching point."""
+        best: dict = {}
         for c in contacts:
-            bjac, inv = c.get("body_jac"), c.get("body_inv")
-            b = c["body_index"] if inv is not None else None
-            # a static or kinematic other side: its velocity along the rows does not change
-            fixed = bjac @ self.environment.body_velocity(c["body_index"]) if bjac is not None and b is None \
-                else np.zeros(3)
-            axes = [(j, None if b is None else bjac[k], *prepare(j, None if b is None else bjac[k], inv))
-                    for k, j in enumerate(c["jacobian"])]
-            con.append((c, b, fixed, axes))
-        con_lambda = np.zeros((len(con), 3))
-        for _ in range(self.contact_iterations):
-            for k, (j, target, wj, _, eff) in enumerate(lim):
-                dl = eff * (target - j @ u)
-                new = max(lim_lambda[k] + dl, 0.0)
-                u += wj * (new - lim_lambda[k])
-                lim_lambda[k] = new
-            for k, (c, b, fixed, axes) in enumerate(con):
-                for axis, (j, bj, wj, wb, eff) in enumerate(axes):
-                    # velocity of the robot's contact point relative to the other side's, along this row
-                    rel = j @ u - (fixed[axis] if b is None else bj @ body_v[b])
-                    if axis == 0:
-                        new = max(con_lambda[k, 0] + eff * (c["target"] - rel), 0.0)
-                    else:
-                        bound = c["friction"] * con_lambda[k, 0]
-                        new = min(max(float(con_lambda[k, axis] - eff * rel), -bound), bound)
-                    dl = new - con_lambda[k, axis]
-                    u += wj * dl
-                    if wb is not None:
-                        body_v[b] += wb * dl
-                    con_lambda[k, axis] = new
-        for k, (c, _, _, _) in enumerate(con):
-            c["impulse"] = con_lambda[k].copy()
-        if body_v:
-            self.environment.apply(body_v)
-        return u
+            if c["system"] is not self or c["impulse"][0] <= TOUCH_IMPULSE:
+                continue
+            pair = (c["body"], f"{self.name}/{c['link']}")
+            key = tuple(sorted(pair))
+            if key not in best or c["speed"] > best[key][1]["speed"]:
+                best[key] = (pair, c)
+        for key, (pair, c) in best.items():
+            if key not in self._touching:
+                self.events.append(dict(time=self.time, body_a=pair[0], body_b=pair[1],
+                                        point=np.array(c["point"], dtype=float),
+                                        normal=np.array(c["normal"], dtype=float), speed=float(c["speed"]),
+                                        impulse=float(c["impulse"][0])))
+        self._touching = set(best)
 
     def point_jacobian(self, body: int, point_world: np.ndarray) -> np.ndarray:
         """3 x nv Jacobian of the world velocity of a point fixed on body ``body``."""
@@ -670,7 +703,7 @@ class ArticulatedSystem:
         return jac[3:] - _skew(point_world) @ jac[:3]
 
     def _ground_contacts(self, u: np.ndarray, dt: float) -> list[dict]:
-        if self.ground_height is None:
+        if self.ground_height is None or not self.collidable:
             return []
         out = []
         hz = float(self.ground_height)
@@ -685,13 +718,15 @@ class ArticulatedSystem:
             for k in np.nonzero(low - hz < max(0.02, 2.0 * dt * float(np.abs(u).max(initial=0.0))))[0]:
                 p = world[k] - np.array([0.0, 0.0, pts[k, 3]])
                 jp = self.point_jacobian(i, p)
-                vn = float(n @ jp @ u)
-                gap = float(low[k] - hz)
-                if gap + dt * vn > 0 and gap > 0:
+                vn0 = float(jp[2] @ self.u)
+                targets = contact_targets(float(low[k] - hz), float(jp[2] @ u), vn0, self.restitution,
+                                          self.restitution_threshold, dt, self.erp, self.contact_slop)
+                if targets is None:
                     continue  # will not reach the ground this step
-                target = -gap / dt if gap > 0 else self.erp * max(-gap - self.contact_slop, 0.0) / dt
-                out.append(dict(link=self.bodies[i].link, point=p, depth=-gap, target=target,
-                                friction=self.friction, jacobian=(n @ jp, t1 @ jp, t2 @ jp)))
+                out.append(dict(link=self.bodies[i].link, body="ground", point=p, normal=n,
+                                depth=float(hz - low[k]), target=targets[0], push=targets[1],
+                                friction=self.friction, speed=max(0.0, -vn0), system=self,
+                                jacobian=(n @ jp, t1 @ jp, t2 @ jp)))
         return out
 
     # -- output ----------------------------------------------------------------------------------------
@@ -714,6 +749,122 @@ class ArticulatedSystem:
         return lin, ang
 
 
+def step_systems(systems, dt: float | None = None) -> None:
+    """Advance ``systems`` one step together: every system's joint limits, ground and environment contacts
+    and self contacts, and the contacts between the systems' links, are solved as one set of rows, so an
+    impulse between two robots changes both. ``dt`` None: the first system's. A contact between two
+    systems belongs to the first (its ``link``, ``system`` and events) and is also listed in the second's
+    ``last_contacts``."""
+    systems = list(systems)
+    if not systems:
+        return
+    dt = systems[0].dt if dt is None else float(dt)
+    predicted = [s._predict(dt) for s in systems]
+    u_free = {s: u for s, (_, u) in zip(systems, predicted)}
+    limits, contacts = [], []
+    for k, (s, (_, u)) in enumerate(zip(systems, predicted)):
+        limits += [(k, j, target) for j, target in s._limit_rows(u, dt)]
+        contacts += s._ground_contacts(u, dt)
+        if s.environment is not None:
+            contacts += s.environment.contacts(s, u, dt)
+    contacts += link_pair_contacts(systems, u_free, dt)
+    velocities, pushes = _solve_rows(systems, predicted, limits, contacts,
+                                     max(s.contact_iterations for s in systems))
+    for k, s in enumerate(systems):
+        s.last_contacts = [c for c in contacts if c["system"] is s or c.get("other_system") is s]
+        s._finish(velocities[k], pushes[k], dt)
+        s._record_events(s.last_contacts)
+
+
+def _solve_rows(systems, predicted, limits, contacts, iterations: int):
+    """Sequential impulses in joint space over joint limits and contacts of ``systems`` and the world bodies
+    they touch (an impulse changes every side's velocity by its inverse mass), then a split-impulse pass on
+    the normals of penetrating contacts (world bodies do not move in it: their contacts carry no ``push``).
+    Writes the world bodies' new velocities back through their environments and each contact's impulse
+    (normal, t1, t2) into ``impulse``. Returns the systems' velocities and pseudo velocities."""
+    n_sys = len(systems)
+    vel = [u.copy() for _, u in predicted]
+    if not limits and not contacts:
+        return vel, [np.zeros(s.nv) for s in systems]
+    index = {id(s): k for k, s in enumerate(systems)}
+    minv = [s._inverse_mass(m) for s, (m, _) in zip(systems, predicted)]
+    slots: dict = {}  # (id(world), body index) -> index into vel
+    owners: list = []  # per world-body slot: (environment, body index)
+    inverse: dict = {}  # world-body slot -> 6x6 inverse mass (world axes)
+
+    def side(slot: int, jac: np.ndarray):
+        """(slot, J (r, n), M^-1 J^T as rows (r, n)) of one side of a row."""
+        if slot < n_sys:
+            return slot, jac, np.array([minv[slot](j) for j in jac]).reshape(jac.shape)
+        return slot, jac, jac @ inverse[slot]  # symmetric inverse mass
+
+    lim = []
+    for k, j, target in limits:
+        sd = side(k, j[None, :])
+        lim.append((sd, target, _effective(sd)[0]))
+    con = []
+    for c in contacts:
+        sides = [side(index[id(c["system"])], np.array(c["jacobian"]))]
+        fixed = np.zeros(3)  # velocity of an immovable other side along the rows
+        if c.get("other_jacobian") is not None:
+            sides.append(side(index[id(c["other_system"])], -np.asarray(c["other_jacobian"])))
+        elif c.get("body_jac") is not None:
+            env, b = c["environment"], c["body_index"]
+            if c["body_inv"] is None:
+                fixed = c["body_jac"] @ env.body_velocity(b)
+            else:
+                key = (id(env.world), b)
+                if key not in slots:
+                    slots[key] = len(vel)
+                    vel.append(env.body_velocity(b))
+                    owners.append((env, b))
+                    inverse[slots[key]] = c["body_inv"]
+                sides.append(side(slots[key], -c["body_jac"]))  # the reaction pushes the body back
+        con.append((c, sides, fixed, _effective(*sides)))
+    lim_lambda = np.zeros(len(lim))
+    con_lambda = np.zeros((len(con), 3))
+    for _ in range(iterations):
+        for r, ((slot, j, w), target, eff) in enumerate(lim):
+            new = max(lim_lambda[r] + eff * (target - j[0] @ vel[slot]), 0.0)
+            vel[slot] += w[0] * (new - lim_lambda[r])
+            lim_lambda[r] = new
+        for r, (c, sides, fixed, eff) in enumerate(con):
+            for axis in range(3):
+                rel = sum(j[axis] @ vel[slot] for slot, j, _ in sides) - fixed[axis]
+                old = con_lambda[r, axis]
+                if axis == 0:
+                    new = max(old + eff[0] * (c["target"] - rel), 0.0)
+                else:
+                    bound = c["friction"] * con_lambda[r, 0]
+                    new = min(max(old - eff[axis] * rel, -bound), bound)
+                for slot, _, w in sides:
+                    vel[slot] += w[axis] * (new - old)
+                con_lambda[r, axis] = new
+    for r, (c, _, _, _) in enumerate(con):
+        c["impulse"] = con_lambda[r].copy()
+    # split impulse: pseudo velocities that remove penetration beyond the slop move positions only
+    push = [np.zeros_like(v) for v in vel]
+    pushing = [(c["push"], sides, eff[0]) for c, sides, _, eff in con if c["push"] > 0]
+    if pushing:
+        push_lambda = np.zeros(len(pushing))
+        for _ in range(iterations):
+            for r, (target, sides, eff) in enumerate(pushing):
+                rel = sum(j[0] @ push[slot] for slot, j, _ in sides)
+                new = max(push_lambda[r] + eff * (target - rel), 0.0)
+                for slot, _, w in sides:
+                    push[slot] += w[0] * (new - push_lambda[r])
+                push_lambda[r] = new
+    for slot, (env, b) in enumerate(owners, start=n_sys):
+        env.apply({b: vel[slot]})
+    return vel[:n_sys], push[:n_sys]
+
+
+def _effective(*sides) -> np.ndarray:
+    """Per row, the inverse of the summed inverse effective masses of the sides (0 where nothing moves)."""
+    denom = sum(np.einsum("ij,ij->i", j, w) for _, j, w in sides)
+    return np.where(denom > 1e-12, 1.0 / np.where(denom > 1e-12, denom, 1.0), 0.0)
+
+
 def _quat_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
     """Rotation vector r with exp(r) * current = target (left/parent-frame convention)."""
     tq = quat_normalize(target)
@@ -726,8 +877,9 @@ def _quat_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
 def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: float | None = None,
                       warnings: list | None = None, world=None) -> list[ArticulatedSystem]:
     """One ArticulatedSystem per ``articulated`` record of ``scene`` (named by the record's path); a record
-    whose robot cannot be read is skipped with a message appended to ``warnings``. With a sim ``World`` the
-    links touch its geoms (two-way, the record's collisionGroup/collisionMask/collidable respected) and
+    whose robot cannot be read is skipped with a message appended to ``warnings``. The record's
+    collisionGroup/collisionMask/collidable apply to every link (world, self and robot-robot contacts).
+    With a sim ``World`` the links touch its geoms (two-way) with the world's materials and ERP, and
     ``ground`` is not used; without one they touch only a plane at height ``ground`` (None: nothing)."""
     out = []
     try:
@@ -736,15 +888,15 @@ def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: fl
         return out
     for rec in records:
         try:
-            env = None
+            options = dict(collision_group=_record_int(rec, "collisionGroup", 1),
+                           collision_mask=_record_int(rec, "collisionMask", ALL_GROUPS),
+                           collidable=bool(rec.get("collidable", True)))
             if world is not None:
-                from .link_contacts import WorldContacts
-                env = WorldContacts(world, group=_record_int(rec, "collisionGroup", 1),
-                                    mask=_record_int(rec, "collisionMask", 2 ** 64 - 1),
-                                    collidable=bool(rec.get("collidable", True)))
+                from .link_contacts import WorldContacts, world_erp
+                options.update(environment=WorldContacts(world), erp=world_erp(world))
             out.append(ArticulatedSystem.from_record(scene, rec, dt=dt, gravity=gravity,
                                                      ground_height=None if world is not None else ground,
-                                                     environment=env))
+                                                     **options))
         except Exception as exc:  # FormatError, OSError, ValueError: report and carry on
             if warnings is not None:
                 warnings.append(f"{getattr(rec, 'path', '') or rec.get('path', '')}: articulated system "

@@ -1,8 +1,8 @@
 """Contacts between the links of an ``ArticulatedSystem`` and the geoms of a rigid ``World`` (two-way).
 
-    env = WorldContacts(world, group=1, mask=ALL_GROUPS)
+    env = WorldContacts(world)
     system = ArticulatedSystem(robot, environment=env)
-    world.step(); system.step()          # the robot's contact impulses also act on the world's bodies
+    system.step(); world.step()          # the robot's contact impulses also act on the world's bodies
 
 Every step the system asks ``contacts(system, u, dt)`` for contact rows: the links' collision sample points
 (``articulated.contact_points``: box and cylinder vertices, sphere and capsule centres with their radius) are
@@ -12,11 +12,17 @@ boxes, spheres, capsules and hulls against the links' primitive shapes (so a box
 link face is seen too). A contact whose other side is a dynamic body carries that body's inverse mass; the
 system's constraint solver then exchanges impulses with it and ``apply`` writes the body's new velocity
 back into the world's state (waking it). Static and kinematic geoms have infinite mass (a kinematic body's
-velocity still moves the contact). Friction is the world's material table entry between the geom's
-material and ``material`` (default: "default"). Contacts are inelastic (no restitution).
+velocity still moves the contact).
+
+Materials and solver settings are the world's, as for its own contacts: friction, restitution and the
+restitution threshold come from the material table entry between the geom's material and ``material``
+(default: "default"); penetration deeper than ``SLOP`` is removed at the world's ``erp`` per step, by
+pseudo velocities (split impulse) that change the robot's positions, never its velocities, except against
+dynamic bodies: the world integrates those after the robots' solve, with its other contacts, so there the
+correction is a velocity target the world's solver can weigh.
 
 Only the public model and state arrays of the World are used (``model.geom_*``, ``model.body_*``,
-``state.position/quaternion/linear_velocity/angular_velocity``, ``World.wake``).
+``model.solver``, ``state.position/quaternion/linear_velocity/angular_velocity/sleeping``, ``World.wake``).
 """
 from __future__ import annotations
 
@@ -24,11 +30,11 @@ import numpy as np
 
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
 from .mathutil import quat_multiply, quat_to_matrix, tangent_basis
-from .model import ALL_GROUPS, DYNAMIC, FRICTION
+from .model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
 from .narrowphase import Frames
 from .sdf import geom_distance
 
-__all__ = ["WorldContacts"]
+__all__ = ["SLOP", "WorldContacts", "contact_targets", "world_erp"]
 
 MARGIN = 0.02  # speculative contact distance (m), plus what the velocities cover in one step
 
@@ -103,24 +109,50 @@ def _geom_points(m, fr, g: int) -> np.ndarray:
     return np.zeros((0, 4))
 
 
+def contact_targets(gap: float, vn: float, vn0: float, restitution: float, threshold: float, dt: float,
+                    erp: float, slop: float):
+    """(velocity target, position-correction target) of a contact's normal row, as the rigid world sets them,
+    or None when the contact will not close this step. ``gap``: separation (negative: penetration);
+    ``vn``/``vn0``: normal relative velocity after this step's forces / at the step's start (negative:
+    approaching). A speculative contact may close its gap; a contact hit faster than ``threshold`` bounces
+    back at ``restitution`` times its approach speed; penetration beyond ``slop`` is removed at ``erp``
+    per step by pseudo velocities (split impulse), which move positions without adding energy."""
+    if gap > 0 and gap + dt * vn > 0:
+        return None
+    target = -gap / dt if gap > 0 else 0.0
+    if restitution > 0 and -vn0 > threshold and gap + min(vn, vn0) * dt <= 0:
+        target = max(target, -restitution * vn0)
+    return target, erp * max(-gap - slop, 0.0) / dt
+
+
+def world_erp(world) -> float:
+    """The world's split-impulse ERP (``erp`` above 0.8 is capped, as the world does)."""
+    return min(max(float(world.model.solver.erp), 0.0), 0.8)
+
+
+SLOP = 1e-4  # penetration (m) left uncorrected, as in the rigid world's solver
+
+
 class WorldContacts:
     """Link-world contacts for the systems stepping beside ``world``. ``group``/``mask``: the robot's
-    collision group and mask (RaiSim's rule: each side's group is in the other's mask); ``collidable``
-    False turns every contact off."""
+    collision group and mask (RaiSim's rule: each side's group is in the other's mask; None: each link's
+    ``collision_group``/``collision_mask`` of the system); ``collidable`` False turns every contact off.
+    ``erp`` (None: the world's) and ``slop``: split-impulse position correction."""
 
-    def __init__(self, world, *, group: int = 1, mask: int = ALL_GROUPS, material: str = "default",
-                 collidable: bool = True, erp: float = 0.2, slop: float = 1e-3):
+    def __init__(self, world, *, group: int | None = None, mask: int | None = None, material: str = "default",
+                 collidable: bool = True, erp: float | None = None, slop: float = SLOP):
         self.world = world
         m = world.model
-        self.group, self.mask = np.uint64(int(group) & ALL_GROUPS), np.uint64(int(mask) & ALL_GROUPS)
+        self.group = None if group is None else np.uint64(int(group) & ALL_GROUPS)
+        self.mask = None if mask is None else np.uint64(int(mask) & ALL_GROUPS)
         self.collidable = collidable
-        self.erp, self.slop = float(erp), float(slop)
+        self.erp = world_erp(world) if erp is None else float(erp)
+        self.slop = float(slop)
         names = list(m.material_names)
-        self._material = names.index(material) if material in names else (names.index("default")
-                                                                          if "default" in names else -1)
-        ok = ((m.geom_group & self.mask) != 0) & ((self.group & m.geom_mask) != 0)
-        self.geoms = np.nonzero(ok)[0] if collidable else np.zeros(0, dtype=np.int64)
+        self.material_index = names.index(material) if material in names else (
+            names.index("default") if "default" in names else -1)
         self._shapes: dict = {}  # system -> [_LinkShapes per body]
+        self._filters: dict = {}  # system -> (its group/mask/collidable key, (L, G) allowed geoms)
 
     # -- contact rows --------------------------------------------------------------------------------------
 
@@ -132,15 +164,35 @@ class WorldContacts:
         rot = quat_to_matrix(quat_multiply(s.quaternion[gb], m.geom_quat))
         return Frames(m, pos, rot)
 
-    def _friction(self, system, g: int) -> float:
+    def properties(self, other: int) -> tuple[float, float, float] | None:
+        """(friction, restitution, restitution threshold) between this robot's material and material index
+        ``other`` of the world's table; None when either is not in it."""
         m = self.world.model
-        if self._material < 0:
-            return system.friction
-        return float(m.material_table[m.geom_material[g], self._material, FRICTION])
+        if self.material_index < 0 or other < 0:
+            return None
+        row = m.material_table[other, self.material_index]
+        return float(row[FRICTION]), float(row[RESTITUTION]), float(row[RESTITUTION_THRESHOLD])
+
+    def _allowed(self, system) -> np.ndarray:
+        """(L, G) bool: which world geoms each link may touch (group/mask rule, ``collidable``)."""
+        m = self.world.model
+        nl = len(system.bodies)
+        group = system.collision_group if self.group is None else np.full(nl, self.group, dtype=np.uint64)
+        mask = system.collision_mask if self.mask is None else np.full(nl, self.mask, dtype=np.uint64)
+        key = (group.tobytes(), mask.tobytes(), self.collidable and system.collidable)
+        cached = self._filters.get(system)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        ok = (((m.geom_group[None, :] & mask[:, None]) != 0)
+              & ((group[:, None] & m.geom_mask[None, :]) != 0)) & key[2]
+        self._filters[system] = (key, ok)
+        return ok
 
     def contacts(self, system, u: np.ndarray, dt: float) -> list[dict]:
-        """Contact rows of ``system``'s links (at its current kinematics) with the world's geoms."""
-        if not len(self.geoms):
+        """Contact rows of ``system``'s links (at its current kinematics; ``u``: its velocity after this
+        step's forces, ``system.u``: at the step's start) with the world's geoms."""
+        allowed = self._allowed(system)
+        if not allowed.any():
             return []
         m, s = self.world.model, self.world.state
         fr = self._frames()
@@ -152,11 +204,11 @@ class WorldContacts:
             np.abs(s.linear_velocity).max(initial=0.0)))
         out: list[dict] = []
         gtype = m.geom_type
-        unbounded = (gtype[self.geoms] == PLANE) | (gtype[self.geoms] == HEIGHTFIELD)
         for i, pts in enumerate(system._contact_local):
             frame = system.frames[i]
             link_shapes = shapes[i]
-            if not len(pts) and not len(link_shapes):
+            geoms = np.nonzero(allowed[i])[0]
+            if (not len(pts) and not len(link_shapes)) or not len(geoms):
                 continue
             world_pts = pts[:, :3] @ frame[:3, :3].T + frame[:3, 3]
             if len(pts):
@@ -169,9 +221,10 @@ class WorldContacts:
                 sf = link_shapes.frames(frame)
                 shape_reach = np.linalg.norm(sf.pos - centre, axis=1) + link_shapes.radius
                 extent = max(extent, float(np.max(shape_reach)))
-            near = unbounded | (np.linalg.norm(fr.pos[self.geoms] - centre, axis=1)
-                                < extent + m.geom_radius[self.geoms] + _size_radius(m, self.geoms) + reach)
-            for g in self.geoms[near]:
+            unbounded = (gtype[geoms] == PLANE) | (gtype[geoms] == HEIGHTFIELD)
+            near = unbounded | (np.linalg.norm(fr.pos[geoms] - centre, axis=1)
+                                < extent + m.geom_radius[geoms] + _size_radius(m, geoms) + reach)
+            for g in geoms[near]:
                 g = int(g)
                 if len(pts):
                     dist, normal, valid = geom_distance(m, fr, g, world_pts)
@@ -205,16 +258,21 @@ class WorldContacts:
         r = q - s.position[b]
         v_body = s.linear_velocity[b] + np.cross(s.angular_velocity[b], r)
         vn = float(n @ (jp @ u) - n @ v_body)
-        if gap > 0 and gap + dt * vn > 0:
+        vn0 = float(n @ (jp @ system.u) - n @ v_body)
+        props = self.properties(int(m.geom_material[g]))
+        friction, restitution, threshold = props if props is not None else (
+            system.friction, system.restitution, system.restitution_threshold)
+        targets = contact_targets(gap, vn, vn0, restitution, threshold, dt, self.erp, self.slop)
+        if targets is None:
             return  # will not touch this step
-        target = -gap / dt if gap > 0 else self.erp * max(-gap - self.slop, 0.0) / dt
         t1, t2 = tangent_basis(n)
         rows = np.array([n, t1, t2])
         contact = {"link": system.bodies[i].link, "body": m.body_name[b], "point": p, "normal": n,
-                   "depth": -gap, "target": target, "friction": self._friction(system, g),
-                   "jacobian": (n @ jp, t1 @ jp, t2 @ jp),
+                   "depth": -gap, "target": targets[0], "push": targets[1], "friction": friction,
+                   "speed": max(0.0, -vn0), "jacobian": (n @ jp, t1 @ jp, t2 @ jp), "system": system,
                    # the other side: velocity of its point along the rows = body_jac @ (v, w)
-                   "body_jac": np.hstack((rows, np.cross(r, rows))), "body_index": b, "body_inv": None}
+                   "body_jac": np.hstack((rows, np.cross(r, rows))), "body_index": b, "body_inv": None,
+                   "environment": self}
         # a sleeping body under a robot point that is not moving stays asleep and holds like a static one
         # (waking it every step for the robot's weight would keep it awake forever)
         quiet = s.sleeping[b] and np.linalg.norm(jp @ system.u) < m.solver.sleep_linear
@@ -224,6 +282,11 @@ class WorldContacts:
             inv[:3, :3] = m.body_inv_mass[b] * np.eye(3)
             inv[3:, 3:] = rot @ m.body_inv_inertia[b] @ rot.T
             contact["body_inv"] = inv
+            # the world's own solver never sees this contact and integrates the body after it: a position
+            # correction must reach the body as velocity, so that the world weighs it against the body's
+            # other contacts (a shifted crate would sink into the floor under it)
+            if targets[1] > 0:
+                contact["target"], contact["push"] = max(targets[0], targets[1]), 0.0
         out.append(contact)
 
     # -- the other side ------------------------------------------------------------------------------------

@@ -5,6 +5,10 @@ arrays out).
 kinematic bodies (their record paths), position (F, N, 3) of each record frame, quaternion (F, N, 4)
 (w, x, y, z), linear_velocity and angular_velocity (F, N, 3), contact-begin events, and per granular
 system particle positions (F, P, 3) and per cloth vertex positions (F, V, 3).
+
+Robots (``articulated`` records) are stepped together before the world each substep
+(``articulated.step_systems``): their links touch the world's geoms, each other and other robots, and those
+contacts' begin events join the world's in ``events`` (a link named ``<record path>/<link>``).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from .articulated import systems_for_scene
+from .articulated import step_systems, systems_for_scene
 from .model import DYNAMIC, KINEMATIC
 from .world import World
 
@@ -205,6 +209,9 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
         world.set_kinematic_pose(name, track_pos[0], track_quat[0])
     record(0)
     world.events.clear()
+    for a in systems:
+        a.events.clear()
+    robot_t0 = [a.time for a in systems]
     for f in range(1, F):
         if cancel is not None and cancel():
             raise Cancelled(f"cancelled at frame {f} of {F}")
@@ -217,22 +224,26 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
                                          (1 - alpha) * q0 + alpha * q1)
             # robots first: their contact impulses change the world bodies' velocities, which the world
             # then integrates over the same step
-            for a in systems:
-                a.step(m.dt)
+            step_systems(systems, m.dt)
             world.step()
         record(f)
-        for e in world.events:
-            e = dict(e)
-            e["time"] = e["time"] - t0
-            e["frame"] = f
-            events.append(e)
-        world.events.clear()
+        new = []
+        for source, start in [(world.events, t0)] + list(zip((a.events for a in systems), robot_t0)):
+            for e in source:
+                e = dict(e)
+                e["time"] = e["time"] - start
+                e["frame"] = f
+                new.append(e)
+            source.clear()
+        new.sort(key=lambda e: e["time"])  # stable: the world's events first within a step
+        events.extend(new)
         if progress is not None:
             progress(f / (F - 1))
     if F == 1 and progress is not None:
         progress(1.0)
     names = np.array([m.body_name[i] for i in movable] + art_names, dtype=str)
-    return Trajectory(time=time, names=names, position=pos, quaternion=quat, linear_velocity=lin, angular_velocity=ang, events=events,
+    return Trajectory(time=time, names=names, position=pos, quaternion=quat, linear_velocity=lin,
+                      angular_velocity=ang, events=events,
                       particles=particles, particle_radii={g.name: g.radii.copy() for g in m.granular},
                       cloth=cloth, cloth_faces={c.name: c.faces.copy() for c in m.cloth}, fps=float(fps),
                       substeps=n_sub, dt=m.dt, warnings=list(m.warnings) + art_warnings)

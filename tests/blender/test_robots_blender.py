@@ -398,3 +398,38 @@ def test_baked_robot_lands_on_a_static_box_and_pushes_a_dynamic_one(blank, tmp_p
     assert location[2] == pytest.approx(0.6, abs=3e-3)
     crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
     assert crate.matrix_world.translation.x > 3.05  # pushed along +x by the slider
+
+
+def test_baked_robots_bounce_off_each_other(blank, tmp_path, monkeypatch):
+    """Robot-robot contacts in the bake: without gravity, box robot A (1.5 m/s) meets B (-0.5 m/s) 0.6 m
+    away at t = 0.3 s; with restitution 1 (the solver's default material) equal masses swap velocities,
+    so at t = 1 s A is at 0.45 - 0.5 * 0.7 = 0.1 and B at 0.85 + 1.5 * 0.7 = 1.9. Baked poses are
+    simulate()'s, whose events name the two links."""
+    from rscene_addon.sim import simulate
+    _dispatch(monkeypatch)
+    (tmp_path / "box.urdf").write_text(BOX_ROBOT)
+    path = tmp_path / "robots.rscene"
+    path.write_text("\n".join([
+        "raisim_engine_scene 2",
+        "time_step 0.002",
+        "gravity 0 0 0",
+        "solver 80 1e-07 0.2 accurate defaultRestitution=1.0 defaultRestitutionThreshold=0.001",
+        "articulated_resource box_res box box.urdf",
+        ("articulated /World/A box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=0,0,0,1,0,0,0 "
+         "generalizedVelocity=1.5,0,0,0,0,0"),
+        ("articulated /World/B box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=1,0,0,1,0,0,0 "
+         "generalizedVelocity=-0.5,0,0,0,0,0"),
+    ]) + "\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}
+    expected = simulate(rscene.read(str(path)), 1.0, 24)
+    names = list(expected.names)
+    scene.frame_set(25)
+    for record, x in (("/World/A", 0.1), ("/World/B", 1.9)):
+        body = rb.link_objects(next(ob for ob in bpy.data.objects if ob.rscene.path == record))["body"]
+        location = np.array(body.matrix_world.translation)
+        assert location == pytest.approx(expected.position[-1, names.index(f"{record}/body")], abs=1e-5)
+        assert location == pytest.approx([x, 0.0, 0.0], abs=5e-3)
+    assert [{e["body_a"], e["body_b"]} for e in expected.events] == [{"/World/A/body", "/World/B/body"}]

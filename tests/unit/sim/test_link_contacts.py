@@ -1,5 +1,5 @@
-"""Robot links against the rigid world (sim.link_contacts): heights, momentum, friction, height maps,
-collision groups, against closed-form truths."""
+"""Robot links against the rigid world (sim.link_contacts): heights, momentum, restitution, friction, height
+maps, collision groups, contact events, against closed-form truths."""
 from __future__ import annotations
 
 import math
@@ -105,6 +105,26 @@ def test_link_pushing_a_dynamic_box_exchanges_momentum(tmp_path):
     assert front == pytest.approx(back, abs=1e-3)
 
 
+@pytest.mark.parametrize("e", [1.0, 0.5])
+def test_link_bounces_off_a_dynamic_box_with_the_world_restitution(tmp_path, e):
+    # no gravity, no friction: a 2 kg box robot at 2 m/s hits a resting 2 kg crate; the world's material
+    # restitution e gives v_robot = (1 - e) v0 / 2 and v_crate = (1 + e) v0 / 2 (equal masses; e = 1 swaps)
+    dt, m, v0 = 0.002, BOX_M, 2.0
+    world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, restitution=e) + [
+        obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=m)]))
+    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, gravity=(0, 0, 0),
+                               environment=WorldContacts(world))
+    system.set_state([0, 0, 0, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
+    crate = world.body_index("/World/Crate")
+    _run(system, world, 400)
+    v_crate = world.state.linear_velocity[crate]
+    assert system.u[0] == pytest.approx((1 - e) * v0 / 2, abs=1e-9)
+    assert v_crate == pytest.approx([(1 + e) * v0 / 2, 0, 0], abs=1e-9)
+    energy = 0.5 * m * (system.u[0] ** 2 + v_crate[0] ** 2)
+    assert energy == pytest.approx(0.5 * m * v0 ** 2 * (1 + e * e) / 2, rel=1e-9)
+    assert [(ev["body_a"], ev["body_b"]) for ev in system.events] == [("/World/Crate", "box/body")]
+
+
 def test_sliding_link_stops_after_the_coulomb_distance(tmp_path):
     # v0^2 / (2 mu g) on a static box's top face
     dt, mu, v0 = 0.001, 0.5, 1.0
@@ -133,7 +153,8 @@ def test_robot_on_a_dynamic_box_presses_it_onto_the_ground(tmp_path):
                                if c["body"] == "/World/Crate"))
     assert np.mean(support) == pytest.approx(BOX_M * G * dt, rel=0.01)
     assert world.body_pose("/World/Crate")[0][2] == pytest.approx(0.25, abs=1e-4)
-    assert system.q[2] == pytest.approx(0.6, abs=2e-3)
+    # sunk no deeper than the world's own contacts allow (its 0.1 mm slop)
+    assert 0.6 - 1.5e-4 < system.q[2] <= 0.6 + 1e-9
     assert np.linalg.norm(world.state.linear_velocity[crate]) < 1e-3
 
 
@@ -196,6 +217,13 @@ def test_collision_group_and_mask_in_a_scene(tmp_path):
     i = list(through.names).index("/World/Robot/body")
     assert through.position[-1, i, 2] == pytest.approx(0.1, abs=2e-3)
     assert on_top.position[-1, i, 2] == pytest.approx(0.6, abs=2e-3)
+    # the landing is a contact-begin event of the link with what it lands on, after a fall of 0.7 m or 0.2 m
+    for traj, support, fall in ((through, "/World/Ground", 0.7), (on_top, "/World/Table", 0.2)):
+        first = traj.events[0]
+        assert (first["body_a"], first["body_b"]) == (support, "/World/Robot/body")
+        assert first["time"] == pytest.approx(math.sqrt(2 * fall / G), abs=0.005)
+        assert first["speed"] == pytest.approx(math.sqrt(2 * G * fall), rel=0.01)
+        assert {e["body_a"] for e in traj.events} == {support}
     again = run(ALL)
     assert np.array_equal(on_top.position, again.position)
     assert np.array_equal(on_top.quaternion, again.quaternion)
