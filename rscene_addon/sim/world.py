@@ -17,8 +17,9 @@ Interpretations and simplifications (RaiSim's own solver is not public):
 * ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
   ``erp2`` and the contact solver's alpha settings are not used.
 * The solver stops when a sweep changes no body's velocity (linear, and angular times the body's
-  radius) by more than max(tolerance, 1e-5 m/s), or after ``iterations`` sweeps; sweep direction
-  alternates every step (``fixedContactSolverIterationOrder`` chooses the first).
+  radius) by more than max(tolerance, 1e-5 m/s), or after min(``iterations``, ``velocity_iterations``
+  = 28) sweeps (the split-impulse pass after min(``iterations``, 20)); sweep direction alternates every
+  step (``fixedContactSolverIterationOrder`` chooses the first).
 * When every dynamic body sleeps and nothing kinematic moves, a step only advances time (a settled scene
   costs next to nothing); it gives exactly what the full step would.
 * At most 4 contact points per pair (fewer when ``maxContactsPerPair`` is smaller).
@@ -186,8 +187,8 @@ class World:
         if rows is not None:
             warm_start(V, rows)
             tolerance = max(solver.tolerance, solver.tolerance_floor)
-            self.last_iterations = solve(V, rows, solver.iterations, tolerance, self._forward,
-                                         lever=m.body_radius)
+            self.last_iterations = solve(V, rows, min(solver.iterations, solver.velocity_iterations),
+                                         tolerance, self._forward, lever=m.body_radius)
         else:
             self.last_iterations = 0
         Vp = np.zeros_like(V)

@@ -141,3 +141,23 @@ def test_a_settled_scene_takes_the_idle_step_and_matches_the_full_step(monkeypat
     assert [(e["time"], e["body_a"], e["body_b"]) for e in wf.events] == \
         [(e["time"], e["body_a"], e["body_b"]) for e in wl.events]
     assert not np.array_equal(fast[299], fast[-1])  # the push woke the top box: it moved
+
+
+def test_velocity_sweeps_stay_within_the_record_and_the_budget():
+    """Sweeps stop at min(iterations, velocity_iterations): the record's count caps the budget."""
+    def sweeps(iterations):
+        lines = header(dt=1 / 240, sleeping=False, iterations=iterations) + [ground()] + [
+            obj(f"/World/B{i}", "box", pos=(0.02 * i, 0, 0.3 + 0.45 * i), quat=YAW45, scale=(0.4, 0.4, 0.4))
+            for i in range(4)]
+        world = World.from_scene(scene_from(lines))
+        done = []
+        for _ in range(240):
+            world.step()
+            done.append(world.last_iterations)
+        return world, max(done)
+
+    world, most = sweeps(80)
+    assert world.model.solver.iterations == 80
+    assert 0 < most <= world.model.solver.velocity_iterations < 80
+    _, most = sweeps(6)
+    assert most == 6
