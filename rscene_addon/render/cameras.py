@@ -23,6 +23,16 @@ layer         ext    array              meaning
 ``passes``    exr    (H, W, C) float32  Cycles' multilayer EXR as rendered (``keep_exr`` only)
 ============  =====  =================  =========================================================
 
+The opt-in ``cryptomatte`` product (``RenderOptions.cryptomatte`` = K levels) writes
+``cryptomatte_id`` npy (H, W, K) int32, the instance id of each coverage rank (-1 none), and
+``cryptomatte_coverage`` npy (H, W, K) float32, the fraction of the pixel each rank covers, largest
+first: Cycles' Cryptomatte object pass decoded by :mod:`.cryptomatte` into our instance ids, rendered
+with a 1-pixel box filter, so a coverage is the area fraction of the pixel (estimated from the
+samples). The manifest's ``metadata.cryptomatte`` maps each object's hash to its name, instance id
+and entity path. Objects of an instanced collection share the instanced object's name (Cryptomatte
+hashes names), so they are not told apart: their ranks get id -1 (the hard ``instance`` image still
+tells them apart).
+
 Depth, ids and normals come from the first sample of each pixel (Cycles does not blend them);
 with ``exact_ids`` the pixel filter is 0.01 px, so that sample goes through the pixel centre.
 Noise (``noiseMean``/``noiseStddev``/``noiseSeed`` of a sensor record) is added to ``rgb`` in
@@ -43,7 +53,8 @@ from ..sensors.frames import R_RAISIM_FROM_OPENCV
 from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.writers import write_npy
-from . import compat, exr
+from . import compat, cryptomatte, exr
+from .ids import GEOMETRY_TYPES
 from .poses import RAISIM_TO_GL
 from .segmentation import boxes_2d
 
@@ -118,7 +129,7 @@ class CameraRenderer:
     """Renders camera sensors with Cycles; scene-wide settings go through ``state`` (restored later)."""
 
     def __init__(self, bl_scene, view_layer, state, options, entities, samples: int, exact_ids: bool,
-                 out_dir: str, tmp_dir: str, report=None) -> None:
+                 out_dir: str, tmp_dir: str, report=None, cryptomatte_levels: int = 0) -> None:
         self.bl_scene = bl_scene
         self.view_layer = view_layer
         self.state = state
@@ -129,6 +140,12 @@ class CameraRenderer:
         self.report = report or (lambda level, message: None)
         self.samples = samples
         self.filter_width = 0.01 if exact_ids else float(bl_scene.cycles.filter_width)
+        self.cryptomatte_levels = int(cryptomatte_levels)
+        if self.cryptomatte_levels:
+            self.filter_width = 1.0  # a box one pixel wide: samples uniform over the pixel's area
+            self.crypto_objects = self._crypto_objects()
+            self.crypto_table = cryptomatte.object_table(
+                {name: entry["instance_id"] for name, entry in self.crypto_objects.items()})
         self._configure()
 
     def _configure(self) -> None:
@@ -155,6 +172,12 @@ class CameraRenderer:
         for attr in ("use_pass_combined", "use_pass_z", "use_pass_normal", "use_pass_object_index"):
             st.set(vl, attr, getattr(vl, attr))
         compat.enable_passes(vl)
+        if self.cryptomatte_levels:
+            st.set(cycles, "pixel_filter_type", "BOX")
+            for attr in ("use_pass_cryptomatte_object", "pass_cryptomatte_depth"):
+                st.set(vl, attr, getattr(vl, attr))
+            vl.use_pass_cryptomatte_object = True
+            vl.pass_cryptomatte_depth = self.cryptomatte_levels
         im = r.image_settings
         for attr in ("media_type", "file_format", "color_mode", "color_depth", "exr_codec", "compression",
                      "use_exr_interleave"):
@@ -174,7 +197,8 @@ class CameraRenderer:
         bpy.ops.render.render(write_still=True, scene=sc.name)
         if not os.path.exists(exr_path):
             raise RuntimeError(f"Cycles did not write {exr_path}")
-        passes = exr.read_passes(exr_path, self.view_layer.name)
+        names: dict = {}
+        passes = exr.read_passes(exr_path, self.view_layer.name, names)
         wanted = (compat.PASS_DEPTH, compat.PASS_NORMAL, compat.PASS_OBJECT_INDEX)
         missing = [p for p in wanted if p not in passes]
         if missing:
@@ -187,8 +211,17 @@ class CameraRenderer:
         norm = np.linalg.norm(normal, axis=-1, keepdims=True)
         normal = np.where(norm > 1e-12, normal / np.where(norm > 1e-12, norm, 1.0), 0.0)
         normal[background] = 0.0
+        crypto = None
+        if self.cryptomatte_levels:
+            layers = cryptomatte.layer_names(self.cryptomatte_levels)
+            lost = [name for name in layers if names.get(name) != ["r", "g", "b", "a"]]
+            if lost:
+                raise RuntimeError(f"Cryptomatte layers {lost} missing from {exr_path}")
+            crypto = cryptomatte.decode([passes[name] for name in layers], self.cryptomatte_levels,
+                                        self.crypto_table)
         return {
             "exr": exr_path,
+            "cryptomatte": crypto,
             "channels": sum(a.shape[-1] for a in passes.values()),
             "depth": depth,
             "index": passes[compat.PASS_OBJECT_INDEX][..., 0],
@@ -263,6 +296,13 @@ class CameraRenderer:
         if "normal" in products:
             write_npy(target("normal", "npy", (h, w, 3), np.float32, "unit normal, OpenCV camera frame; "
                              "background 0"), rendered["normal"])
+        if "cryptomatte" in products and rendered.get("cryptomatte") is not None:
+            ids, coverage = rendered["cryptomatte"]
+            levels = ids.shape[-1]
+            write_npy(target("cryptomatte_id", "npy", (h, w, levels), np.int32, "instance id per coverage "
+                             "rank; -1 none or not an entity"), ids)
+            write_npy(target("cryptomatte_coverage", "npy", (h, w, levels), np.float32, "fraction of the "
+                             "pixel covered per rank, largest first (1 px box filter)"), coverage)
         if self.options.keep_exr:
             path = target("passes", "exr", (h, w, rendered["channels"]), np.float32,
                           "Cycles passes (Combined linear RGBA, Depth m, Normal world, Object Index)")
@@ -270,6 +310,26 @@ class CameraRenderer:
         elif os.path.exists(rendered["exr"]):
             os.unlink(rendered["exr"])
         return written
+
+    def _crypto_objects(self) -> dict[str, dict]:
+        """``{object name: {"instance_id", "path"}}`` of every object that renders as an entity's part."""
+        table = self.entities.table
+        by_key = {e.key: e for e in table.entities}
+        out = {}
+        for name, key in sorted(self.entities.key_of_object.items()):
+            ob = bpy.data.objects.get(name)
+            if ob is None or ob.type not in GEOMETRY_TYPES:
+                continue
+            entity = by_key[key]
+            out[name] = {"instance_id": int(table.instance_id[key]), "path": entity.path or entity.name}
+        return out
+
+    def cryptomatte_metadata(self) -> dict:
+        """The run's Cryptomatte settings and ``objects``: ``{hash hex: {name, instance_id, path}}``."""
+        objects = {f"{cryptomatte.murmur3_32(name):08x}": {"name": name, **entry}
+                   for name, entry in self.crypto_objects.items()}
+        return {"levels": self.cryptomatte_levels, "pixel_filter": "BOX", "filter_width_px": 1.0,
+                "hash": "MurmurHash3_32 of the object name (Cryptomatte object pass)", "objects": objects}
 
     def instance_listing(self, instance, boxes_3d: dict) -> list[dict]:
         """Visible instances of an instance image: id, paths, class, colour, 2D box, pixels, 3D box."""

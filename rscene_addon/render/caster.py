@@ -252,9 +252,10 @@ class EmbreeCaster:
             return self.scene.run(origins[a:b], directions[a:b], dists=far, output=1)
 
         slices = max(1, min(threads or self.threads, m // self.min_slice))
+        if slices == 1:  # e.g. a lidar chunk, already in its own thread
+            result = run(0, m)
+            return self.tables.hits(result["primID"], result["tfar"])
         results = run_in_slices(run, m, slices)
-        if len(results) == 1:
-            return self.tables.hits(results[0]["primID"], results[0]["tfar"])
         return self.tables.hits(np.concatenate([r["primID"] for r in results]),
                                 np.concatenate([r["tfar"] for r in results]))
 

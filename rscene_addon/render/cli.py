@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--soft-ids", action="store_true",
                         help="keep the scene's pixel filter (smoother RGB; a few edge pixels take a "
                              "neighbour's id) instead of 0.01 px")
+    parser.add_argument("--cryptomatte", type=int, nargs="?", const=6, default=0, metavar="LEVELS",
+                        help="also write anti-aliased per-instance coverage (Cycles' Cryptomatte, LEVELS "
+                             "ranks per pixel, 2..16, default 6; renders with a 1 px box filter)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -150,7 +153,7 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
 def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
-                         raycaster=args.raycaster)
+                         raycaster=args.raycaster, cryptomatte=args.cryptomatte)
 
 
 def main(argv=None) -> int:

@@ -7,14 +7,16 @@ import numpy as np
 
 from . import compat
 
-__all__ = ["read_image", "read_passes", "write_image"]
+__all__ = ["read_attributes", "read_image", "read_passes", "write_image"]
 
 
-def read_passes(path: str, view_layer: str | None = None) -> dict[str, np.ndarray]:
+def read_passes(path: str, view_layer: str | None = None, channel_names: dict | None = None
+                ) -> dict[str, np.ndarray]:
     """``{pass name: float32 (H, W, C)}`` from a multilayer EXR, channels in file order.
 
     Channel names are ``<view layer>.<pass>.<channel>``; ``view_layer`` picks one (default: the
     first seen). Pass names are normalised to this Blender's names (``compat.canonical_pass``).
+    ``channel_names``, when given, receives ``{pass name: [channel, ...]}`` in the arrays' order.
     """
     oiio = compat.import_oiio()
     inp = oiio.ImageInput.open(path)
@@ -43,7 +45,21 @@ def read_passes(path: str, view_layer: str | None = None) -> dict[str, np.ndarra
             sub += 1
     finally:
         inp.close()
+    if channel_names is not None:
+        channel_names.update({name: [c for c, _ in chans] for name, chans in channels.items()})
     return {name: np.stack([a for _, a in chans], axis=-1) for name, chans in channels.items()}
+
+
+def read_attributes(path: str, prefix: str = "") -> dict[str, object]:
+    """Header attributes of the first part whose names start with ``prefix`` (e.g. ``"cryptomatte/"``)."""
+    oiio = compat.import_oiio()
+    inp = oiio.ImageInput.open(path)
+    if inp is None:
+        raise RuntimeError(f"cannot open {path}: {oiio.geterror()}")
+    try:
+        return {a.name: a.value for a in inp.spec().extra_attribs if a.name.startswith(prefix)}
+    finally:
+        inp.close()
 
 
 def write_image(path: str, array, channel_names=None, dtype: str = "float") -> None:

@@ -137,7 +137,7 @@ class RenderJob:
                 self.warn(note)
             if not spec.products:
                 continue
-            spec = spec.with_products(self.options.products)
+            spec = spec.with_products(self.options.products, self.options.opt_in_products())
             if spec.products:
                 result.append(spec)
         for spec in result:
@@ -186,7 +186,10 @@ class RenderJob:
         os.makedirs(self.out_dir, exist_ok=True)
         tmp_dir = tempfile.mkdtemp(prefix=".rscene-render-", dir=self.out_dir)
         samples = self._samples()
-        exact_ids = self.options.exact_ids and any("segmentation" in s.products for s in cameras)
+        # coverage needs samples spread over the pixel: Cryptomatte takes a box filter over exact ids
+        cryptomatte = self.options.cryptomatte if any("cryptomatte" in s.products for s in cameras) else 0
+        exact_ids = (self.options.exact_ids and not cryptomatte
+                     and any("segmentation" in s.products for s in cameras))
         manifest = RenderManifest()
         written: list[str] = []
         timings = {"camera_render_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
@@ -201,13 +204,15 @@ class RenderJob:
             renderer = None
             if cameras:
                 renderer = CameraRenderer(sc, view_layer, state, self.options, entities, samples, exact_ids,
-                                          self.out_dir, tmp_dir, self._report)
+                                          self.out_dir, tmp_dir, self._report, cryptomatte)
             rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
             casters = CasterCache(self.options.raycaster)  # lidar geometry, rebuilt only when it changes
             sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
             poses = PoseTable(sources)
             self._register_sensors(manifest, cameras, lidars, imus)
             manifest.metadata.update(self._metadata(samples, exact_ids and renderer is not None, entities))
+            if renderer is not None and cryptomatte:
+                manifest.metadata["cryptomatte"] = renderer.cryptomatte_metadata()
             needed = set()
             for f in self.frames:
                 needed.add(f)

@@ -15,7 +15,9 @@ sensor ``imu``      imu
 Blender camera      rgb, depth, segmentation, normal
 ==================  ===================================================================
 
-``force_torque`` and unknown kinds make nothing (the caller is told).
+``force_torque`` and unknown kinds make nothing (the caller is told). ``cryptomatte`` (anti-aliased
+per-instance coverage) is opt-in: every image sensor makes it when ``RenderOptions.cryptomatte`` asks
+for it (and ``products``, if given, includes it).
 """
 from __future__ import annotations
 
@@ -39,7 +41,9 @@ _SENSOR_PRODUCTS = {
     "lidar": ("lidar",),
     "imu": ("imu",),
 }
-IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS)
+OPT_IN_IMAGE_PRODUCTS = ("cryptomatte",)
+IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS + OPT_IN_IMAGE_PRODUCTS)
+CRYPTOMATTE_LEVELS = (2, 16)  # Blender's range for view_layer.pass_cryptomatte_depth
 
 # rayrai_render preset -> Cycles samples per pixel (before the caller's cap). rayrai's presets are
 # raster quality levels; these are the path-tracing budgets that look comparable on CPU.
@@ -68,6 +72,10 @@ class RenderOptions:
     ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
     cloud files; ``rgb_bit_depth`` is 8 or 16; ``raycaster`` is the lidar's ray casting backend
     (``"auto"``: Embree when the ``embreex`` wheel imports, else ``"bvh"``; see ``render.caster``).
+    ``cryptomatte`` > 0 adds the ``cryptomatte`` product to every image sensor: Cycles' Cryptomatte
+    object pass with that many ranks (levels, 2..16) per pixel, rendered with a 1-pixel box filter so
+    that a coverage is the pixel's area fraction (this replaces ``exact_ids``' 0.01 px filter: the
+    id, depth and normal images then come from one sample anywhere in the pixel).
     """
 
     samples: int | None = None
@@ -81,6 +89,7 @@ class RenderOptions:
     products: frozenset | None = None
     persistent_data: bool = True
     raycaster: str = "auto"
+    cryptomatte: int = 0
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):
@@ -94,6 +103,13 @@ class RenderOptions:
             self.products = frozenset(self.products)
         if self.raycaster not in ("auto", "embree", "bvh"):
             raise ValueError(f"unknown raycaster {self.raycaster!r}; use auto, embree, bvh")
+        lo, hi = CRYPTOMATTE_LEVELS
+        if self.cryptomatte and not lo <= int(self.cryptomatte) <= hi:
+            raise ValueError(f"cryptomatte levels must be 0 (off) or {lo}..{hi}, got {self.cryptomatte}")
+
+    def opt_in_products(self) -> tuple:
+        """Opt-in products these options ask for."""
+        return ("cryptomatte",) if self.cryptomatte else ()
 
 
 @dataclass(frozen=True)
@@ -155,10 +171,15 @@ class SensorSpec:
             props["lidar"] = dict(self.lidar)
         return props
 
-    def with_products(self, allowed) -> SensorSpec:
-        if allowed is None:
-            return self
-        return replace(self, products=tuple(p for p in self.products if p in allowed))
+    def with_products(self, allowed, opt_in=()) -> SensorSpec:
+        """Products restricted to ``allowed`` (None: all), plus the ``opt_in`` image products when this
+        sensor renders images."""
+        products = self.products
+        if any(p in IMAGE_PRODUCTS for p in products):
+            products = products + tuple(p for p in opt_in if p in OPT_IN_IMAGE_PRODUCTS and p not in products)
+        if allowed is not None:
+            products = tuple(p for p in products if p in allowed)
+        return self if products == self.products else replace(self, products=products)
 
 
 def _float(record, name: str, default: float = 0.0) -> float:

@@ -7,12 +7,15 @@ sweep), while the sensor itself moves: its pose at each ray's firing time is int
 poses at frames ``f`` and ``f + 1`` (linear position, slerp rotation), which is exact for linearly
 interpolated baked keys.
 
-Speed: one pose per column (its rings fire together), and the rays cut into slices of whole columns
-that ``caster.threads`` threads cast and turn into returns concurrently (Embree releases the GIL).
+Speed: the pattern's unit directions are computed once per pattern; one pose per column (its rings
+fire together), or one rotation for every ray when the sensor does not move in the frame. The rays
+are cut into chunks of whole columns that ``caster.threads`` threads take in turn, each casting a
+chunk and writing its returns in place (Embree releases the GIL while it casts). Chunks are small
+enough that their temporaries stay in cache and are reused by the allocator: one batch of 131k rays
+would fault in ~11 MB of fresh pages per sweep, which cost more than the numpy work itself.
 """
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 
 import numpy as np
@@ -27,18 +30,7 @@ __all__ = ["LIDAR_DTYPE", "pattern_for", "sweep"]
 
 # sensors.writers.POINT_DTYPE plus the measured range (m): x y z intensity t ring object_id range
 LIDAR_DTYPE = np.dtype(POINT_DTYPE.descr + [("range", "<f4")])
-_MIN_SLICE = 16384  # rays per thread; fewer cost more in thread start-up than they save
-_SLICES_PER_WORKER = 4
-_GIL_SWITCH_S = 0.0005
-
-if [LIDAR_DTYPE.fields[a][1] for a in "xyz"] != [0, 4, 8] or LIDAR_DTYPE["x"] != np.float32:
-    raise ImportError("LIDAR_DTYPE must start with float32 x, y, z (see _xyz_view)")
-
-
-def _xyz_view(points: np.ndarray) -> np.ndarray:
-    """The x, y, z fields of a contiguous :data:`LIDAR_DTYPE` array as one writable ``(M, 3)`` float32
-    view, so the points are written in one pass instead of three strided ones."""
-    return np.ndarray((len(points), 3), np.float32, buffer=points, strides=(LIDAR_DTYPE.itemsize, 4))
+_CHUNK_RAYS = 16384  # rays a thread casts and turns into returns at a time (rounded to whole columns)
 
 
 def pattern_for(spec) -> LidarPattern | None:
@@ -52,12 +44,14 @@ def pattern_for(spec) -> LidarPattern | None:
 
 
 @lru_cache(maxsize=16)
-def _pattern_rays(pattern: LidarPattern) -> np.ndarray:
-    """Ray directions ``(N, 3)`` float32 of a pattern, computed once (the pattern is frozen). float32 is
-    what both casters intersect in; returns are stored as float32 too."""
+def _pattern_rays(pattern: LidarPattern) -> tuple[np.ndarray, np.ndarray]:
+    """Ray directions of a pattern, computed once (the pattern is frozen): ``(N, 3)`` float32 (what
+    both casters intersect in) and the same transposed, ``(3, N)``, so that each axis is contiguous
+    when the points are written field by field."""
     directions = pattern.ray_directions().astype(np.float32)
-    directions.flags.writeable = False
-    return directions
+    by_axis = np.ascontiguousarray(directions.T)
+    directions.flags.writeable = by_axis.flags.writeable = False
+    return directions, by_axis
 
 
 def sweep(caster, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_end,
@@ -73,28 +67,46 @@ def sweep(caster, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_
     seed, frame)`` adds seeded Gaussian noise (m) to every fired ray's range before range limits apply.
     """
     fired = pattern.rays_in_window(t0, t1, scan_start=0.0)
-    directions = _pattern_rays(pattern)
+    directions, by_axis = _pattern_rays(pattern)
     n, channels = len(fired.ray_index), pattern.channels
     first = int(fired.ray_index[0]) if n else 0
-    if n and int(fired.ray_index[-1]) - first == n - 1:  # no wrap-around: a slice, no copy
-        local = directions[first:first + n]
+    # without a wrap-around past the revolution's end the fired rays are one run of the pattern
+    contiguous = n > 0 and int(fired.ray_index[-1]) - first == n - 1
+
+    def local(a: int, b: int, axes: bool = False) -> np.ndarray:
+        """Directions of fired rays ``[a, b)``, ``(M, 3)`` (``axes``: ``(3, M)``); views when contiguous."""
+        table = by_axis if axes else directions
+        if contiguous:
+            return table[..., first + a:first + b] if axes else table[first + a:first + b]
+        return np.take(table, fired.ray_index[a:b], axis=1 if axes else 0)
+
+    # the rings of a column fire together: one pose per column (fired rays come column by column);
+    # a sensor that does not move in the frame has one pose for every ray
+    static = np.array_equal(np.asarray(pose_start, np.float64), np.asarray(pose_end, np.float64))
+    if static:
+        pose = np.asarray(pose_start, np.float64)
+        rotation_t = pose[:3, :3].T.astype(np.float32)
+        position = pose[:3, 3].astype(np.float32)
     else:
-        local = np.take(directions, fired.ray_index, axis=0)
-    # the rings of a column fire together: one pose per column (fired rays come column by column)
-    column_time = fired.time[::channels]
-    span = t1 - t0
-    s = (column_time - t0) / span if span > 0 else np.zeros(len(column_time))
-    positions, rotations = interpolate_poses(pose_start, pose_end, s)
-    rotations_t = rotations.transpose(0, 2, 1).astype(np.float32)
-    positions = positions.astype(np.float32)
+        column_time = fired.time[::channels]
+        span = t1 - t0
+        s = (column_time - t0) / span if span > 0 else np.zeros(len(column_time))
+        positions, rotations = interpolate_poses(pose_start, pose_end, s)
+        rotations_t = rotations.transpose(0, 2, 1).astype(np.float32)
+        positions = positions.astype(np.float32)
     limit = max_range if max_range and max_range > 0 else 1.0e12
     upper = max_range if max_range and max_range > 0 else np.inf
-    workers = max(1, min(getattr(caster, "threads", 1), n // _MIN_SLICE))
-    # a few slices per worker: one thread's numpy work (which holds the GIL) overlaps another's casting
-    slices = workers * _SLICES_PER_WORKER if workers > 1 else 1
+    # chunks of whole columns, the same whatever the thread count (so are the results): each one's
+    # temporaries stay in cache and are recycled by the allocator instead of faulting in fresh pages
+    columns = n // channels
+    chunks = max(1, -(-columns // max(1, _CHUNK_RAYS // channels)))
+    workers = max(1, min(getattr(caster, "threads", 1), chunks))
+    if static:
+        origins_all = np.empty((min(n, -(-columns // chunks) * channels), 3), np.float32)
+        origins_all[:] = position
 
-    # returns are written in place, slice [a, b) from row a on; only misses make a final compaction
-    points = np.zeros(n, dtype=LIDAR_DTYPE)
+    # returns are written in place, chunk [a, b) from row a on; only misses make a final compaction
+    points = np.empty(n, dtype=LIDAR_DTYPE)
 
     def returns(a: int, b: int, d, cosine, object_id) -> tuple[int, int, int]:
         # a return is valid as sensors.lidar.hits_to_points defines it (finite, min <= d <= max); a
@@ -103,55 +115,57 @@ def sweep(caster, pattern: LidarPattern, t0: float, t1: float, pose_start, pose_
             valid = (d <= upper) if upper < np.inf else np.isfinite(d)
             if min_range > 0:
                 valid &= d >= min_range
-        keep = np.flatnonzero(valid)
-        out = points[a:a + len(keep)]
         # every ray returned (e.g. indoors): views instead of gathered copies
-        everything = len(keep) == b - a
+        everything = bool(valid.all())
+        keep = None if everything else np.nonzero(valid)[0]
+        count = b - a if everything else len(keep)
+        out = points[a:a + count]
         sel = slice(None) if everything else keep
         kept_range = d[sel]
-        np.multiply(local[a:b][sel], kept_range.astype(np.float32)[:, None], out=_xyz_view(out))
+        scale = kept_range.astype(np.float32)
+        # field by field: one aligned multiply per axis beats one into the packed (unaligned) x, y, z
+        for name, axis in zip("xyz", local(a, b, axes=True)):
+            out[name] = axis[sel] * scale
         out["intensity"] = np.abs(cosine[sel])
         out["t"] = fired.time[a:b][sel]
-        # a slice starts at a column: ring = position in the column
+        # a chunk starts at a column: ring = position in the column
         if everything:
             out["ring"].reshape(-1, channels)[:] = np.arange(channels)
         else:
             out["ring"] = keep % channels
         out["object_id"] = object_id[sel]
         out["range"] = kept_range
-        return a, b, len(keep)
+        return a, b, count
+
+    if noise is not None:  # noise is drawn over all rays at once: keep every ray's cast until then
+        distance, cosine = np.empty(n), np.empty(n, np.float32)
+        object_id = np.empty(n, np.int32)
 
     def cast(a: int, b: int):
-        # a slice of whole columns, in its own thread: pose, world rays, cast, incidence, and (without
-        # noise, which is drawn over all rays at once) the slice's returns
+        # a chunk of whole columns: world rays, cast, incidence, and (without noise) its returns
         ca, cb = a // channels, b // channels
-        world = np.matmul(local[a:b].reshape(-1, channels, 3), rotations_t[ca:cb]).reshape(-1, 3)
-        origins = np.repeat(positions[ca:cb], channels, axis=0)
+        rays = local(a, b)
+        if static:
+            world = rays @ rotation_t
+            origins = origins_all[:b - a]
+        else:
+            world = np.matmul(rays.reshape(-1, channels, 3), rotations_t[ca:cb]).reshape(-1, 3)
+            origins = np.repeat(positions[ca:cb], channels, axis=0)
         hits = caster.cast(origins, world, limit, threads=1)
         with np.errstate(invalid="ignore"):
-            cosine = np.einsum("ij,ij->i", hits.normal, world)
+            incidence = np.einsum("ij,ij->i", hits.normal, world)
         if noise is None:
-            return returns(a, b, hits.distance, cosine, hits.object_id)
-        return hits.distance, cosine, hits.object_id
+            return returns(a, b, hits.distance, incidence, hits.object_id)
+        distance[a:b], cosine[a:b], object_id[a:b] = hits.distance, incidence, hits.object_id
+        return None
 
-    # a thread back from Embree waits for the GIL until the other drops it, by default up to 5 ms:
-    # hand it over sooner while the workers alternate between casting and numpy
-    switch = sys.getswitchinterval()
-    if workers > 1:
-        sys.setswitchinterval(min(switch, _GIL_SWITCH_S))
-    try:
-        spans = run_in_slices(cast, n, slices, align=channels, workers=workers)
-        if noise is not None:  # the slices gave (distance, cosine, object_id): draw, then returns
-            mean, stddev, seed, frame = noise
-            distance = add_depth_noise(np.concatenate([p[0] for p in spans]), mean, stddev, seed, frame,
-                                       "lidar")
-            cosine = np.concatenate([p[1] for p in spans])
-            object_id = np.concatenate([p[2] for p in spans])
-            spans = run_in_slices(lambda a, b: returns(a, b, distance[a:b], cosine[a:b], object_id[a:b]),
-                                  n, slices, align=channels, workers=workers)
-    finally:
-        sys.setswitchinterval(switch)
-    # spans: (a, b, returns written from row a) per slice
+    spans = run_in_slices(cast, n, chunks, align=channels, workers=workers)
+    if noise is not None:
+        mean, stddev, seed, frame = noise
+        distance = add_depth_noise(distance, mean, stddev, seed, frame, "lidar")
+        spans = run_in_slices(lambda a, b: returns(a, b, distance[a:b], cosine[a:b], object_id[a:b]),
+                              n, chunks, align=channels, workers=workers)
+    # spans: (a, b, returns written from row a) per chunk
     if all(k == b - a for a, b, k in spans):
         return points
     if len(spans) == 1:

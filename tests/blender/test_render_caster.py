@@ -182,19 +182,23 @@ def _pose(x, yaw_deg):
     return m
 
 
-def test_sweep_in_threads_matches_one_thread_the_bvh_backend_and_the_pattern(empty_blend):
+@pytest.mark.parametrize("moving", [True, False], ids=["moving", "static"])
+def test_sweep_in_threads_matches_one_thread_the_bvh_backend_and_the_pattern(empty_blend, moving):
     _mesh_object("Room", _sphere(12.0, 64, 32))
     _mesh_object("Post", _cube, location=(3.0, 1.0, 0.0), scale=(0.5, 0.5, 4.0))
     triangles = scene_triangles(bpy.context.evaluated_depsgraph_get(), EntityIndex(bpy.context.scene))
     pattern = LidarPattern.symmetric(32, 2048, 40.0, 360.0, 10.0)
-    # a window from mid-revolution past the revolution's end (wraps), while the sensor moves and turns
+    # a window from mid-revolution past the revolution's end (wraps), while the sensor moves and turns;
+    # a still sensor takes the one-rotation path
     t0, t1 = 0.6 * pattern.period_s, 1.65 * pattern.period_s
-    args = (pattern, t0, t1, _pose(0.0, 0.0), _pose(0.4, 20.0), 0.0, 30.0)
+    start = _pose(0.0, 0.0) if moving else _pose(0.3, 25.0)
+    end = _pose(0.4, 20.0) if moving else start
+    args = (pattern, t0, t1, start, end, 0.0, 30.0)
     runs = {"embree x4": sweep(EmbreeCaster(triangles, threads=4), *args),
             "embree x1": sweep(EmbreeCaster(triangles, threads=1), *args),
             "bvh": sweep(make_caster(triangles, "bvh"), *args)}
     fired = pattern.rays_in_window(t0, t1)
-    assert len(fired.ray_index) > 4 * 16384  # enough rays for four slices
+    assert len(fired.ray_index) > 4 * 16384  # enough rays for many chunks and four threads
     for name, points in runs.items():
         assert len(points) == len(fired.ray_index), name  # inside the room every ray returns
         assert points["ring"].tolist() == pattern.ray_rings()[fired.ray_index].tolist(), name
@@ -210,6 +214,11 @@ def test_sweep_in_threads_matches_one_thread_the_bvh_backend_and_the_pattern(emp
     assert bvh["intensity"] == pytest.approx(one["intensity"], abs=1e-4)
     assert (bvh["object_id"] == one["object_id"]).mean() > 0.999
     assert len(set(one["object_id"].tolist())) == 2  # room and post both seen
+    if not moving:  # the room's wall from a still sensor: the sphere's radius, to its facets' sagitta
+        xyz = np.stack([one["x"], one["y"], one["z"]], axis=1).astype(np.float64)
+        world = xyz @ start[:3, :3].T + start[:3, 3]
+        wall = one["object_id"] == one["object_id"][np.argmax(one["range"])]
+        assert np.linalg.norm(world[wall], axis=1) == pytest.approx(np.full(wall.sum(), 12.0), abs=0.08)
 
 
 def test_make_caster_names_and_checks_backends():
