@@ -35,6 +35,11 @@ class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
     keep_exr: BoolProperty(name="Keep EXR Passes", default=False,
                            description="Keep Cycles' multilayer EXR of every camera frame")
     rgb_16bit: BoolProperty(name="16-bit RGB", default=False)
+    cryptomatte: BoolProperty(name="Cryptomatte Masks", default=False,
+                              description="Also write anti-aliased per-instance coverage (soft masks); "
+                                          "renders with a 1 px box filter while on")
+    cryptomatte_levels: IntProperty(name="Levels", default=6, min=2, max=16,
+                                    description="Objects kept per pixel, largest coverage first")
 
 
 def _settings(context):
@@ -92,6 +97,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             rgb_bit_depth=16 if settings is not None and settings.rgb_16bit else 8,
             range_image=bool(settings is not None and settings.range_image),
             keep_exr=bool(settings is not None and settings.keep_exr),
+            cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
         )
         report = (lambda level, message: self.report({level}, message))
         sensors = self._value(context, "sensors", "")

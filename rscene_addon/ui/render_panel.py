@@ -34,6 +34,10 @@ class RSCENE_PT_render_sensors(bpy.types.Panel):
         col.prop(settings, "rgb_16bit")
         col.prop(settings, "range_image")
         col.prop(settings, "keep_exr")
+        col.prop(settings, "cryptomatte")
+        sub = col.column()
+        sub.enabled = settings.cryptomatte
+        sub.prop(settings, "cryptomatte_levels")
         layout.operator("rscene.render_sensors", icon="RENDER_ANIMATION")
 
 

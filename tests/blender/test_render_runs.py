@@ -164,6 +164,12 @@ def test_operator_renders_with_the_scene_settings(render_env, tmp_path):
                                          output_dir=str(tmp_path / "op3")) == {"FINISHED"}
     assert "World.Lidar/points_00006.npy" in _data_files(tmp_path / "op3")
     assert hasattr(bpy.types, "RSCENE_PT_render_sensors")
+    # the panel's Cryptomatte switch adds the soft masks with the chosen depth
+    settings.cryptomatte, settings.cryptomatte_levels = True, 3
+    settings.output_dir = str(tmp_path / "op4")
+    assert bpy.ops.rscene.render_sensors() == {"FINISHED"}
+    coverage = np.load(tmp_path / "op4" / "World.Cam" / "cryptomatte_coverage_00004.npy")
+    assert coverage.shape[2] == 3 and "World.Cam/cryptomatte_id_00004.npy" in _data_files(tmp_path / "op4")
 
 
 def test_cancel_stops_between_steps_and_keeps_a_partial_manifest(render_env, tmp_path):
