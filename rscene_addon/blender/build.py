@@ -19,6 +19,7 @@ import numpy as np
 
 from ..formats import rscene
 from ..model import Record, Scene
+from ..model.record import paused_gc
 from . import conventions as cv
 from . import assets, meshes, world
 from .materials import (ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, assign_object_material,
@@ -41,27 +42,38 @@ class ImportOptions:
 
 
 _ALL_GROUPS = 2**64 - 1
+_UNIT = (1.0, 1.0, 1.0)
+_QUATERNION_MODE = bpy.types.Object.bl_rna.properties["rotation_mode"].enum_items["QUATERNION"].value
 
 
 def _set_node_props(props, record, mode: str) -> None:
     """Copy the editable physics fields; values equal to the property defaults are not written
     (each PropertyGroup write costs microseconds, and scenes have tens of thousands of objects)."""
+    get = record.get
     if mode != "dynamic":
         props.body_mode = mode
-    mass = max(record.get("mass"), 0.0)
+    mass = max(get("mass"), 0.0)
     if mass != 1.0:
         props.mass = mass
-    if not record.get("collidable"):
+    if not get("collidable"):
         props.collidable = False
-    group, mask = record.get("collisionGroup"), record.get("collisionMask")
+    group, mask = get("collisionGroup"), get("collisionMask")
     if group != 1:
         props.collision_group = str(group)
     if mask != _ALL_GROUPS:
         props.collision_mask = str(mask)
-    if record.has("semanticClass"):
-        props.semantic_class = record.get("semanticClass")
-    if record.has("instanceId"):
-        props.instance_id = max(int(record.get("instanceId")), -1)
+    if record.raw_keys:  # the segmentation labels are keys; most records have none
+        if record.has("semanticClass"):
+            props.semantic_class = get("semanticClass")
+        if record.has("instanceId"):
+            props.instance_id = max(int(get("instanceId")), -1)
+
+
+def _set_pose(ob, location, quaternion, scale) -> None:
+    ob.location = location
+    ob.rotation_mode = "QUATERNION"
+    ob.rotation_quaternion = cv.normalized_quat(quaternion)
+    ob.scale = scale
 
 
 class SceneBuilder:
@@ -83,6 +95,9 @@ class SceneBuilder:
         self.assets = assets.AssetLibrary(scene, self.warn)
         self.first_camera = None
         self.source = None
+        self._source_name: str | None = None  # the source text's name, read once (an RNA string read each time)
+        self._uids: dict[int, int] | None = None
+        self._poses: list | None = None  # while _build_nodes runs: object poses to set in bulk
 
     def warn(self, message: str) -> None:
         self.report("WARNING", message)
@@ -90,8 +105,9 @@ class SceneBuilder:
     # -- entry point ------------------------------------------------------------------------------------
 
     def build(self) -> bpy.types.Collection:
-        with Transaction():
+        with paused_gc(), Transaction():
             self.source = self._store_source()
+            self._source_name = self.source.name
             self.root = bpy.data.collections.new(self.name)
             self._build_materials()
             self._build_groups()
@@ -166,9 +182,12 @@ class SceneBuilder:
     # -- nodes --------------------------------------------------------------------------------------------
 
     def uid(self, record) -> int:
-        if not hasattr(self, "_uids"):
+        return self._uid_index()[id(record)]
+
+    def _uid_index(self) -> dict[int, int]:
+        if self._uids is None:
             self._uids = {id(item): i for i, item in enumerate(self.scene.items)}
-        return self._uids[id(record)]
+        return self._uids
 
     def _build_nodes(self) -> None:
         builders = {
@@ -176,73 +195,129 @@ class SceneBuilder:
             "terrain_region": self.build_terrain, "instanced_visual": self.build_instanced_visual,
             "articulated": self.build_articulated,
         }
+        support = lambda r: build_support_record(self, r)  # noqa: E731
         records = [r for r in self.scene.records if r.tag in builders or r.tag in SUPPORT_KINDS]
         total = max(len(records), 1)
         node_uids = []
+        parent_collection, root, uids = self._parent_collection, self.root, self._uid_index()
+        assets = self.assets
+        members: dict = {}  # collection -> the objects linked to it here, in order (its own order: it is new)
+        self._poses = poses = []
+        posed = []  # (collection, index in it) of each entry of poses
         for i, record in enumerate(records):
-            builder = builders.get(record.tag) or (lambda r: build_support_record(self, r))
-            ob = builder(record)
+            ob = builders.get(record.tag, support)(record)
             if ob is not None:
-                node_uids.append(ob.rscene.uid)
-                collection = self.collection_for(record)
+                node_uids.append(uids[id(record)])  # every builder makes its object with new_object(record)
+                collection = parent_collection.get(id(record), root)
                 collection.objects.link(ob)
-                for child in self.assets.take_children():
-                    collection.objects.link(child)
+                linked = members.get(collection)
+                if linked is None:
+                    linked = members[collection] = []
+                while len(posed) < len(poses):  # normally one pose, this object's
+                    posed.append((collection, len(linked)) if poses[len(posed)][0] is ob else None)
+                linked.append(ob)
+                if assets.pending_children:
+                    for child in assets.take_children():
+                        collection.objects.link(child)
+                        linked.append(child)
             if i % 256 == 0:
                 self.progress(i / total)
+        self._poses = None
+        self._apply_poses(poses, posed, members)
         # export removes the records of node objects the user deleted
         self.source["rscene_node_uids"] = node_uids
         self.progress(1.0)
 
+    def _apply_poses(self, poses: list, posed: list, members: dict) -> None:
+        """Location, quaternion and scale of every ``object`` record: one ``foreach_set`` per collection and
+        property instead of four RNA writes per object. Other objects in the collection keep their values
+        (read first); a collection holding objects not linked here gets the per-object writes."""
+        by_collection: dict = {}
+        posed += [None] * (len(poses) - len(posed))
+        for where, pose in zip(posed, poses):
+            if where is None:  # an object some builder made and did not return: not linked here
+                _set_pose(*pose)
+                continue
+            collection, index = where
+            indices, rows = by_collection.setdefault(collection, ([], []))
+            indices.append(index)
+            rows.append(pose)
+        for collection, (indices, rows) in by_collection.items():
+            objects = collection.objects
+            count = len(objects)
+            if count != len(members[collection]):
+                for index, (_, location, quaternion, scale) in zip(indices, rows):
+                    _set_pose(members[collection][index], location, quaternion, scale)
+                continue
+            index = np.asarray(indices)
+            _, locations, quaternions, scales = zip(*rows)
+            for name, width, values in (("location", 3, locations), ("scale", 3, scales)):
+                array = np.empty(count * width, dtype=np.float32)
+                objects.foreach_get(name, array)
+                array.reshape(count, width)[index] = values
+                objects.foreach_set(name, array)
+            modes = np.empty(count, dtype=np.int32)
+            objects.foreach_get("rotation_mode", modes)
+            modes[index] = _QUATERNION_MODE
+            objects.foreach_set("rotation_mode", modes)
+            array = np.empty(count * 4, dtype=np.float32)
+            objects.foreach_get("rotation_quaternion", array)
+            array.reshape(count, 4)[index] = cv.normalized_quats(quaternions)
+            objects.foreach_set("rotation_quaternion", array)
+
     def new_object(self, record: Record, data, name: str | None = None):
+        return self._new_object(record, data, name)[0]
+
+    def _new_object(self, record: Record, data, name: str | None = None):
+        """The object and its ``rscene`` properties (each ``ob.rscene`` access makes a new wrapper)."""
         path = record.path or record.tag
-        ob = bpy.data.objects.new(name or os.path.basename(path.rstrip("/")) or path, data)
+        if name is None:
+            stripped = path.rstrip("/")
+            name = stripped[stripped.rfind("/") + 1:] or path  # os.path.basename, without the call
+        ob = bpy.data.objects.new(name, data)
         props = ob.rscene
-        props.source = self.source.name
-        props.uid = self.uid(record)
+        props.source = self._source_name
+        props.uid = self._uid_index()[id(record)]
         props.kind = record.tag
         props.path = path
         props.record_id = record.id or ""
         props.imported_name = ob.name
-        return ob
+        return ob, props
 
     def build_object(self, record: Record):
-        primitive = record.get("primitive")
-        mode = record.get("bodyMode")
-        visible = record.get("visible")
+        get = record.get
+        primitive = get("primitive")
+        mode = get("bodyMode")
+        visible = get("visible")
         collision_only = not visible and mode != "visual_only"
         if collision_only and not self.options.physics_helpers:
             return None
-        sx, sy, sz = record.get("scale")
-        radius, height = record.get("radius"), record.get("height")
-        if primitive == "box":
-            data, scale = self.meshes.get("box"), (sx, sy, sz)
-        elif primitive == "ground":
-            data, scale = self.meshes.get("ground"), (sx, sy, sz)
+        scale = get("scale")
+        if primitive == "box" or primitive == "ground":
+            data = self.meshes.get(primitive)
         elif primitive == "sphere":
-            data, scale = self.meshes.get("sphere", radius * sx), (1.0, 1.0, 1.0)
-        elif primitive == "cylinder":
-            data, scale = self.meshes.get("cylinder", radius * sx, height * sz), (1.0, 1.0, 1.0)
-        elif primitive == "capsule":
-            data, scale = self.meshes.get("capsule", radius * sx, height * sz), (1.0, 1.0, 1.0)
+            data, scale = self.meshes.get("sphere", get("radius") * scale[0]), _UNIT
+        elif primitive == "cylinder" or primitive == "capsule":
+            data = self.meshes.get(primitive, get("radius") * scale[0], get("height") * scale[2])
+            scale = _UNIT
         else:
-            data, scale = None, (sx, sy, sz)
-        ob = self.new_object(record, data)
-        ob.location = record.get("position")
-        ob.rotation_mode = "QUATERNION"
-        ob.rotation_quaternion = cv.normalized_quat(record.get("quaternion"))
-        ob.scale = scale
+            data = None
+        ob, props = self._new_object(record, data)
+        if self._poses is not None:  # set in bulk once the objects are linked (_build_nodes)
+            self._poses.append((ob, get("position"), get("quaternion"), scale))
+        else:
+            _set_pose(ob, get("position"), get("quaternion"), scale)
         if primitive == "mesh":
             self.assets.attach(ob, record, self.options.placeholders, self.meshes)
         elif data is not None:
-            assign_object_material(ob, self.material(record.get("material")))
-        _set_node_props(ob.rscene, record, mode)
+            assign_object_material(ob, self.material(get("material")))
+        _set_node_props(props, record, mode)
+        # new objects are shown and rendered: only hiding is written
         if collision_only:
             ob.display_type = "WIRE"
             ob.hide_render = True
-        else:
-            ob.hide_render = not visible
-            ob.hide_viewport = not visible
+        elif not visible:
+            ob.hide_render = ob.hide_viewport = True
         return ob
 
     def build_light(self, record: Record):

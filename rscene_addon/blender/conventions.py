@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from mathutils import Matrix, Quaternion, Vector
 
 CAMERA_FIX = Matrix(((0.0, 0.0, -1.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
@@ -38,6 +40,17 @@ def normalized_quat(wxyz) -> Quaternion:
         return Quaternion()
     q.normalize()
     return q
+
+
+def normalized_quats(wxyz) -> np.ndarray:
+    """``normalized_quat`` of many (N, 4) quaternions at once, as float64 (N, 4)."""
+    q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
+    norm = np.sqrt(np.einsum("ij,ij->i", q, q))
+    out = np.zeros_like(q)
+    out[:, 0] = 1.0  # a zero quaternion is the identity, as in normalized_quat
+    ok = norm >= 1e-12
+    out[ok] = q[ok] / norm[ok, None]
+    return out
 
 
 # -- cameras ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..model import Comment, Diagnostic, FormatError, Record, Scene, record_class
 from ..model.checks import RECORD_CHECKS
 from ..model.kinds import RECORD_CLASSES
-from ..model.record import split_tokens
+from ..model.record import decode_batch, paused_gc, split_tokens
 from .atomic import read_text, write_text_atomic
 
 HEADER_TAG = "raisim_engine_scene"
@@ -63,14 +63,18 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
     errors: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
     seen: dict[str, list[Record]] = {}
-    for record in scene.records:
+    records = scene.records
+    for record, decoded in zip(records, decode_batch(records)):
         if record.schema is None:
             warnings.append(Diagnostic(path, record.line, record.tag,
                                        "unknown record kind: kept as written", "warning"))
             continue
-        problems = record.structure_errors()
-        if not problems:
-            problems = record.decode_all()
+        if decoded:  # positional fields done column-wise; keys are few and vary
+            problems = record.decode_keys()
+        else:
+            problems = record.structure_errors()
+            if not problems:
+                problems = record.decode_all()
         rule = RECORD_CHECKS.get(record.tag)
         if rule is not None and not problems:
             problems = rule(record, scene, seen)
@@ -85,12 +89,14 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
 
 def loads(text: str, path: str = "<string>", *, lazy: bool = False) -> Scene:
     """Parse and (unless ``lazy``) check a scene. Raises FormatError listing every error."""
-    scene = parse(text, path)
-    if not lazy:
+    with paused_gc():
+        scene = parse(text, path)
+        if lazy:
+            return scene
         errors, warnings = check(scene, path)
-        scene.warnings = warnings
-        if errors:
-            raise FormatError(errors)
+    scene.warnings = warnings
+    if errors:
+        raise FormatError(errors)
     return scene
 
 

@@ -82,8 +82,8 @@ def check_asset_root(record, scene, seen) -> list[str]:
 def check_parent(record, scene, seen) -> list[str]:
     """``parentGroupId``: a missing parent puts the node in the world frame; a parent that is a node (not a
     folder) passes on its transform while ``scene_graph`` inherits transforms, which no reader evaluates."""
-    if record.schema.field("parentGroupId") is None:
-        return []
+    if record.schema.field("parentGroupId") is None or record.raw_keys.get("parentGroupId", "-") in ("", "-"):
+        return []  # absent or empty: the default, no parent (the common case, so checked on the raw text)
     ref = record.get("parentGroupId")
     if not ref:
         return []

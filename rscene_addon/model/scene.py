@@ -167,8 +167,11 @@ class Scene:
         """The folder or node a record hangs under (``parentGroupId``, or ``parentId`` for groups)."""
         if record.schema is None:
             return None
+        keys = record.raw_keys
         for key in ("parentGroupId", "parentId"):
-            if record.schema.field(key) or key in record.raw_keys:
+            if keys.get(key, "-") in ("", "-"):
+                continue  # absent or empty: the default, no parent (both keys default to "")
+            if record.schema.field(key) or key in keys:
                 parent = self.find(record.get(key))
                 if parent is not None and parent is not record:
                     return parent

@@ -117,7 +117,10 @@ def layout_size(layout: tuple[Field, ...]) -> int:
 
 def default_id(prefix: str) -> Callable:
     """Default ``id`` of a node: a record-specific prefix and the path (``object_/World/Crate``)."""
-    return lambda record: prefix + record.get("path")
+    def default(record):
+        path = record.get("path")
+        return None if path is None else prefix + path  # None: a record too short to have its path
+    return default
 
 
 # The order Engine 2 writes sections in (seed document, "Section Order"); new records go here.

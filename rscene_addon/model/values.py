@@ -153,6 +153,16 @@ class ValueType:
     def encode(self, value) -> str:
         raise NotImplementedError
 
+    def decode_column(self, tokens: list[str]) -> list:
+        """``decode`` of one positional token of many records (the reader's batch path).
+
+        Values of the single-token types are immutable, so each distinct token is decoded once: flags,
+        names, groups and materials repeat across thousands of records. Raises ``ValueFormatError`` like
+        ``decode``; the caller then decodes record by record to name the line.
+        """
+        table = {token: self.decode(token) for token in set(tokens)}
+        return list(map(table.__getitem__, tokens))
+
     def decode_tokens(self, tokens: list[str]):
         """Positional form: ``span`` tokens."""
         if self.span == 1:
@@ -180,8 +190,27 @@ class Text(ValueType):
     def decode(self, raw):
         return decode_text(raw)
 
+    def decode_column(self, tokens):
+        if "%" in "".join(tokens):  # escapes: decode each one
+            return super().decode_column(tokens)
+        return ["" if token == "-" else token for token in tokens]
+
     def encode(self, value):
         return encode_text(str(value))
+
+
+def decode_number_column(tokens: list[str]) -> list[float]:
+    """``decode_number`` of many tokens; positions and sizes rarely repeat, so no table."""
+    try:
+        values = list(map(float, tokens))
+    except ValueError:
+        values = None
+    joined = "".join(tokens)
+    # the same rules as decode_number, over the whole column: a non-finite value (or finite values whose
+    # sum overflows, which is harmless) sends the column through decode_number to find the culprit
+    if values is None or "_" in joined or not joined.isascii() or not math.isfinite(sum(values)):
+        return [decode_number(token) for token in tokens]
+    return values
 
 
 class Number(ValueType):
@@ -189,6 +218,9 @@ class Number(ValueType):
 
     def decode(self, raw):
         return decode_number(raw)
+
+    def decode_column(self, tokens):
+        return decode_number_column(tokens)
 
     def encode(self, value):
         return encode_number(value)
@@ -334,6 +366,9 @@ class NumberList(ValueType):
             raise ValueFormatError(f"list value outside [{self.lo}, {self.hi}]")
         return values.astype(self.dtype)
 
+    def decode_column(self, tokens):
+        return [self.decode(token) for token in tokens]  # arrays are mutable: one per record
+
     def encode(self, value):
         values = np.asarray(value, dtype=np.float64).ravel()
         if values.size == 0:
@@ -375,6 +410,9 @@ class StructList(ValueType):
                 raise ValueFormatError(f"list entry has {len(values)} numbers, expected {self.widths}")
             rows.append(values + [self.pad] * (width - len(values)))
         return np.array(rows, dtype=np.float64)
+
+    def decode_column(self, tokens):
+        return [self.decode(token) for token in tokens]  # arrays are mutable: one per record
 
     def encode(self, value):
         rows = np.asarray(value, dtype=np.float64)

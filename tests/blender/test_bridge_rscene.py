@@ -7,7 +7,7 @@ import bpy
 import pytest
 from bpy_extras.object_utils import world_to_camera_view
 from tests.corpus import EXAMPLE, RSCENE_FILES
-from mathutils import Vector
+from mathutils import Quaternion, Vector
 
 from rscene_addon.blender import build, extract
 from rscene_addon.blender.transaction import ID_COLLECTIONS
@@ -160,6 +160,71 @@ def test_malformed_file_reports_line_and_adds_nothing(blank, tmp_path):
         _import(bad)
     assert "bad.rscene:2 (object)" in str(info.value)
     assert len(bpy.data.objects) == count
+
+
+def _crates(count, bad_line=None):
+    """A generated scene: ``count`` boxes in two groups, a light and a camera between them."""
+    lines = ["raisim_engine_scene 2", "material crate 0.8 0.5 0.2 1 0 0.6", "group /World/A", "group /World/B",
+             "light /World/Sun 0 -1 -1 3 type=directional parentGroupId=/World/A"]
+    for i in range(count):
+        q = ("2 0 0 0", "0 0 0 0", "0.5 0.5 0.5 0.5", "1 2 3 4")[i % 4]  # unnormalised, zero, unit, any
+        lines.append(f"object /World/C{i} {'box' if i % 3 else 'sphere'} {i} {-i / 7:.6g} {i % 5} {q} "
+                     f"{1 + i % 2} 2 3 0.25 1 2 default crate false {'false' if i % 11 == 5 else 'true'} false - "
+                     f"dynamic true 1 1 parentGroupId=/World/{'AB'[i % 2]}")
+        if i == count // 2:
+            lines.append("camera /World/Cam 0 0 2 1 0 0 0 60 0.1 100 64 48 rgb true parentGroupId=/World/B")
+    if bad_line is not None:
+        lines[bad_line - 1] = lines[bad_line - 1].replace(" 2 3 0.25 ", " 2 3 0.25x ")
+    return "\n".join(lines) + "\n"
+
+
+def test_generated_objects_get_their_poses_beside_other_objects(blank, tmp_path):
+    """Poses are set in bulk per collection; each object, and the light and camera in the same collections
+    (posed by their own builders), must end up where the records say."""
+    path = tmp_path / "crates.rscene"
+    path.write_text(_crates(60))
+    scene = rscene.read(str(path))
+    _import(path)
+    objects, lights, cameras = _nodes("object"), _nodes("light"), _nodes("camera")
+    for record in scene.of("object"):
+        ob = objects[record.path]
+        assert ob.users_collection[0].name == record.get("parentGroupId").rsplit("/", 1)[1]
+        assert ob.rotation_mode == "QUATERNION"
+        assert tuple(ob.location) == pytest.approx(record.get("position"), abs=1e-6)
+        q = Quaternion(record.get("quaternion"))
+        expected = tuple(q.normalized()) if q.magnitude > 1e-12 else (1.0, 0.0, 0.0, 0.0)
+        assert tuple(ob.rotation_quaternion) == pytest.approx(expected, abs=1e-6)
+        size = record.get("scale")
+        if record.get("primitive") == "sphere":
+            assert tuple(ob.scale) == (1.0, 1.0, 1.0)
+            assert max(ob.dimensions) == pytest.approx(2 * 0.25 * size[0], rel=1e-3)
+        else:
+            assert tuple(ob.scale) == pytest.approx(size)
+        assert ob.hide_render == (not record.get("visible"))
+    sun, cam = scene.of("light")[0], scene.of("camera")[0]
+    direction = Vector(sun.get("direction")).normalized()
+    assert tuple(lights[sun.path].rotation_quaternion.to_matrix() @ Vector((0, 0, -1))) == pytest.approx(tuple(direction), abs=1e-6)
+    assert tuple(cameras[cam.path].location) == pytest.approx((0, 0, 2))
+    assert cameras[cam.path].rotation_mode == "QUATERNION"
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    written, read = out.read_text().splitlines(), path.read_text().splitlines()
+    assert len(written) == len(read)
+    # a zero quaternion is imported as the identity, which export writes back (as before the bulk poses)
+    changed = [(a.split(), b.split()) for a, b in zip(read, written) if a != b]
+    assert changed and all(a[6:10] == ["0"] * 4 and b[6:10] == ["1", "0", "0", "0"] and a[:6] + a[10:] == b[:6] + b[10:]
+                           for a, b in changed)
+
+
+def test_bad_value_deep_in_a_large_file_names_its_line_and_adds_nothing(blank, tmp_path):
+    """The column-wise check of many same-layout records still names the record's line."""
+    path = tmp_path / "big.rscene"
+    path.write_text(_crates(3000, bad_line=2345))
+    before = {name: len(getattr(bpy.data, name)) for name in ID_COLLECTIONS if hasattr(bpy.data, name)}
+    with pytest.raises(Exception) as info:
+        _import(path)
+    assert "big.rscene:2345 (object)" in str(info.value) and "0.25x" in str(info.value)
+    assert {name: len(getattr(bpy.data, name)) for name in before} == before
 
 
 def test_operator_imports_several_files(blank, tmp_path):

@@ -219,3 +219,10 @@ def test_children_before_their_parent_are_warned():
                      + "articulated_ik /World/R foot 0,0,0\n")
     assert where(found) == [(2, "compound_child"), (5, "articulated_ik")]
     assert "compound '/World/C' is not a compound defined before" in found[0].message
+
+
+def test_a_record_too_short_for_its_path_is_reported_when_a_later_node_has_a_parent():
+    """Looking the parent up indexes every node's id; a record missing its path has none (not a crash)."""
+    text = H + "group /W\ncamera\nobject /W/C box 0 0 0 1 0 0 0 1 1 1 0.5 1 1 default crate parentGroupId=/W\n"
+    (d,) = errors(text)
+    assert (d.line, d.tag) == (3, "camera") and "missing positional field(s) path" in d.message
