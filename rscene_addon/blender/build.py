@@ -355,7 +355,10 @@ class SceneBuilder:
         cv.set_camera_fov(cam, record.get("verticalFov"), record.get("horizontalFov"))
         cam.clip_start, cam.clip_end = record.get("near"), record.get("far")
         if str(record.get("projection")).lower().startswith("ortho"):
-            cam.type = "ORTHO"
+            # orthoScale: the view's size in metres across the larger image side, which is Blender's
+            # ortho_scale with the sensor fit on AUTO (the FOV's VERTICAL fit would scale the height)
+            cam.type, cam.sensor_fit = "ORTHO", "AUTO"
+            cam.ortho_scale = record.get("orthoScale")
         ob = self.new_object(record, cam)
         ob.location = record.get("position")
         ob.rotation_mode = "QUATERNION"

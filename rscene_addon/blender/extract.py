@@ -126,6 +126,8 @@ def update_camera(record, ob, bl_scene) -> None:
     projection = "orthographic" if cam.type == "ORTHO" else "perspective"
     if str(record.get("projection")).lower()[:5] != projection[:5]:
         record.set("projection", projection)
+    if cam.type == "ORTHO":
+        _set(record, "orthoScale", cam.ortho_scale, 1e-6)
     _rename(record, ob)
 
 

@@ -77,6 +77,31 @@ def test_camera_looks_along_its_plus_x_axis(blank):
     assert scene_bl.camera == ob
 
 
+def test_orthographic_camera_keeps_its_view_width_both_ways(blank, tmp_path):
+    path = tmp_path / "ortho.rscene"
+    line = ("camera /World/Top 0 0 10 0.707107 0 0.707107 0 55 0.05 100 400 200 rgb true "
+            "projection=orthographic orthoScale=4")
+    path.write_text(f"raisim_engine_scene 2\n{line}\n")
+    _import(path)
+    ob = _nodes("camera")["/World/Top"]
+    bpy.context.view_layer.update()
+    assert ob.data.type == "ORTHO" and ob.data.ortho_scale == pytest.approx(4.0)
+    # looking straight down (+x turned to -z): a point 2 m (half the view width) to the image's right
+    # lands on its right edge, 1 m (half the height of a 2:1 image) up on its top edge
+    right = ob.matrix_world.to_quaternion() @ Vector((1, 0, 0))
+    up = ob.matrix_world.to_quaternion() @ Vector((0, 1, 0))
+    assert world_to_camera_view(bpy.context.scene, ob, Vector((0, 0, 0)) + 2.0 * right)[:2] == \
+        pytest.approx((1.0, 0.5), abs=1e-6)
+    assert world_to_camera_view(bpy.context.scene, ob, Vector((0, 0, 0)) + 1.0 * up)[:2] == \
+        pytest.approx((0.5, 1.0), abs=1e-6)
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_text() == path.read_text()
+    ob.data.ortho_scale = 6.5
+    extract.export_scene(bpy.context.scene, str(out))
+    assert rscene.read(str(out)).by_path("/World/Top").get("orthoScale") == pytest.approx(6.5)
+
+
 def test_light_shines_along_the_record_direction(blank):
     scene = rscene.read(str(EXAMPLE))
     record = scene.of("light")[0]
