@@ -56,6 +56,15 @@ def _focal_from_fov(size_px: float, fov_deg: float, what: str) -> float:
     return 0.5 * size_px * (1.0 + math.cos(a)) / math.sin(a)
 
 
+
+def _check_image_size(intrinsics) -> None:
+    """Make a frozen dataclass's ``width``/``height`` plain positive ints (a bool or 2.5 is refused)."""
+    for name in ("width", "height"):
+        value = getattr(intrinsics, name)
+        if isinstance(value, bool) or int(value) != value or value <= 0:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        object.__setattr__(intrinsics, name, int(value))
+
 @dataclass(frozen=True)
 class BlenderCameraParams:
     """Blender settings reproducing a pinhole camera exactly.
@@ -123,11 +132,7 @@ class CameraIntrinsics:
     projection = "perspective"  # class attribute, not a field (see OrthographicIntrinsics)
 
     def __post_init__(self) -> None:
-        for name in ("width", "height"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            object.__setattr__(self, name, int(value))
+        _check_image_size(self)
         for name in ("fx", "fy", "cx", "cy"):
             object.__setattr__(self, name, float(getattr(self, name)))
         if not (self.fx > 0 and self.fy > 0 and math.isfinite(self.fx) and math.isfinite(self.fy)):
@@ -377,11 +382,7 @@ class OrthographicIntrinsics:
     projection = "orthographic"
 
     def __post_init__(self) -> None:
-        for name in ("width", "height"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or int(value) != value or value <= 0:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-            object.__setattr__(self, name, int(value))
+        _check_image_size(self)
         scale = float(self.scale)
         if not (scale > 0.0 and math.isfinite(scale)):
             raise ValueError(f"orthographic scale must be positive and finite, got {self.scale!r}")

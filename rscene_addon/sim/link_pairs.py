@@ -167,32 +167,13 @@ def _properties(a, b) -> tuple[float, float, float]:
 def _link_link(out, a, i, b, j, ga: _Geometry, gb: _Geometry, reach, u_free, dt, props) -> None:
     fa, fb = a.frames[i], b.frames[j]
     found: list = []  # (point on a, point on b, normal b -> a, gap)
-    pa_local, pb_local = a._contact_local[i], b._contact_local[j]
-    sa, sb = ga.shapes[i], gb.shapes[j]
-    # a's sample points against b's shapes: normal out of b, towards a
-    if len(pa_local) and len(sb):
-        pts = pa_local[:, :3] @ fa[:3, :3].T + fa[:3, 3]
-        frames_b = sb.frames(fb)
-        towards = fa[:3, :3] @ ga.centres[i] + fa[:3, 3]
-        for sh in range(len(sb)):
-            dist, normal, _ = geom_distance(sb, frames_b, sh, pts)
-            normal = _face_ties(sb, frames_b, sh, pts, normal, towards)
-            gap = dist - pa_local[:, 3]
-            for k in np.nonzero(gap < reach)[0]:
-                found.append((pts[k] - pa_local[k, 3] * normal[k], pts[k] - dist[k] * normal[k], normal[k],
-                              float(gap[k])))
-    # b's sample points against a's shapes: normal out of a, so the row's normal is its opposite
-    if len(pb_local) and len(sa):
-        pts = pb_local[:, :3] @ fb[:3, :3].T + fb[:3, 3]
-        frames_a = sa.frames(fa)
-        towards = fb[:3, :3] @ gb.centres[j] + fb[:3, 3]
-        for sh in range(len(sa)):
-            dist, normal, _ = geom_distance(sa, frames_a, sh, pts)
-            normal = _face_ties(sa, frames_a, sh, pts, normal, towards)
-            gap = dist - pb_local[:, 3]
-            for k in np.nonzero(gap < reach)[0]:
-                found.append((pts[k] - dist[k] * normal[k], pts[k] - pb_local[k, 3] * normal[k], -normal[k],
-                              float(gap[k])))
+    # a's sample points against b's shapes (normal out of b, towards a), then b's against a's, whose
+    # normals out of a are flipped so that every entry reads "b -> a"
+    for (sample, fp), (shapes, fs), centre, flip in (
+            ((a._contact_local[i], fa), (gb.shapes[j], fb), fa[:3, :3] @ ga.centres[i] + fa[:3, 3], False),
+            ((b._contact_local[j], fb), (ga.shapes[i], fa), fb[:3, :3] @ gb.centres[j] + fb[:3, 3], True)):
+        for on_points, on_shape, normal, gap in _points_against_shapes(sample, fp, shapes, fs, centre, reach):
+            found.append((on_shape, on_points, -normal, gap) if flip else (on_points, on_shape, normal, gap))
     # capsule axes against capsule axes
     for oa, ra, ha in ga.capsules[i]:
         ta = fa @ oa
@@ -212,6 +193,22 @@ def _link_link(out, a, i, b, j, ga: _Geometry, gb: _Geometry, reach, u_free, dt,
         kept.append((pa, pb, n, gap))
     for pa, pb, n, gap in kept:
         _add(out, a, i, b, j, pa, pb, n, gap, u_free, dt, props)
+
+
+def _points_against_shapes(sample: np.ndarray, sample_frame: np.ndarray, shapes, shape_frame: np.ndarray,
+                           towards: np.ndarray, reach: float):
+    """Yield (point on the sampled link, point on the shape, normal out of the shape, gap) for each sample
+    point (local x, y, z, radius rows of ``sample``) within ``reach`` of one of ``shapes``."""
+    if not len(sample) or not len(shapes):
+        return
+    pts = sample[:, :3] @ sample_frame[:3, :3].T + sample_frame[:3, 3]
+    frames = shapes.frames(shape_frame)
+    for sh in range(len(shapes)):
+        dist, normal, _ = geom_distance(shapes, frames, sh, pts)
+        normal = _face_ties(shapes, frames, sh, pts, normal, towards)
+        gap = dist - sample[:, 3]
+        for k in np.nonzero(gap < reach)[0]:
+            yield pts[k] - sample[k, 3] * normal[k], pts[k] - dist[k] * normal[k], normal[k], float(gap[k])
 
 
 def _face_ties(shapes, frames, sh: int, pts: np.ndarray, normal: np.ndarray,

@@ -7,24 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from rscene_addon.formats import rscene, urdf
+from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.sim.articulated import ArticulatedSystem
 from rscene_addon.sim.link_contacts import WorldContacts
 from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.unit.sim.link_robots import BOX_M, box_urdf, read_robot
 
 G = 9.81
-BOX_M, BOX_SIZE = 2.0, (0.4, 0.3, 0.2)
 
-
-def _box_urdf(m=BOX_M, size=BOX_SIZE, name="box"):
-    sx, sy, sz = size
-    ixx, iyy, izz = m * (sy * sy + sz * sz) / 12, m * (sx * sx + sz * sz) / 12, m * (sx * sx + sy * sy) / 12
-    return f"""<robot name="{name}">
-  <link name="body"><inertial><mass value="{m}"/>
-    <inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>
-    <collision><geometry><box size="{sx} {sy} {sz}"/></geometry></collision></link>
-</robot>"""
 
 
 # a 4 kg body (no collision of its own) on four 5 cm sphere feet at (+-0.2, +-0.15, -0.1)
@@ -39,11 +30,6 @@ FEET = """<robot name="table">
 """ for k, (sx, sy) in enumerate(((-1, -1), (-1, 1), (1, -1), (1, 1)))) + "</robot>"
 
 
-def _robot(tmp_path, text, name="robot.urdf"):
-    path = tmp_path / name
-    path.write_text(text)
-    return urdf.read_robot(str(path))
-
 
 def _run(system, world, steps):
     for _ in range(steps):
@@ -56,7 +42,7 @@ def test_box_robot_settles_on_a_static_box_not_the_ground(tmp_path):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [
         ground(), obj("/World/Table", "box", pos=(0, 0, 0.25), scale=(1, 1, 0.5), mode="static")]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, environment=WorldContacts(world))
     tilt = 0.3
     system.set_state([0.05, 0, 0.9, math.cos(tilt / 2), math.sin(tilt / 2), 0, 0], np.zeros(6))
     _run(system, world, 1200)
@@ -78,7 +64,7 @@ def test_box_robot_rests_on_static_round_shapes(tmp_path, prim, keys, top):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [
         obj("/World/Support", prim, mode="static", **keys)]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, top + 0.2, 1, 0, 0, 0], np.zeros(6))
     _run(system, world, 600)
     assert system.q[2] == pytest.approx(top + 0.1, abs=2e-3)
@@ -91,7 +77,7 @@ def test_link_pushing_a_dynamic_box_exchanges_momentum(tmp_path):
     dt, m1, m2, v0 = 0.002, BOX_M, 3.0, 2.0
     world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0) + [
         obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=m2)]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, gravity=(0, 0, 0),
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, gravity=(0, 0, 0),
                                environment=WorldContacts(world))
     system.set_state([0, 0, 0, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
     crate = world.body_index("/World/Crate")
@@ -112,7 +98,7 @@ def test_link_bounces_off_a_dynamic_box_with_the_world_restitution(tmp_path, e):
     dt, m, v0 = 0.002, BOX_M, 2.0
     world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, restitution=e) + [
         obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=m)]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, gravity=(0, 0, 0),
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, gravity=(0, 0, 0),
                                environment=WorldContacts(world))
     system.set_state([0, 0, 0, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
     crate = world.body_index("/World/Crate")
@@ -130,7 +116,7 @@ def test_sliding_link_stops_after_the_coulomb_distance(tmp_path):
     dt, mu, v0 = 0.001, 0.5, 1.0
     world = World.from_scene(scene_from(header(dt=dt, friction=mu, sleeping=False) + [
         obj("/World/Slab", "box", pos=(0, 0, 0.25), scale=(4, 2, 0.5), mode="static")]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, environment=WorldContacts(world))
     system.set_state([-1.0, 0, 0.6, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
     _run(system, world, 400)
     assert abs(system.u[0]) < 1e-6
@@ -141,7 +127,7 @@ def test_robot_on_a_dynamic_box_presses_it_onto_the_ground(tmp_path):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt) + [
         ground(), obj("/World/Crate", "box", pos=(0, 0, 0.25), scale=(0.8, 0.8, 0.5), mass=3.0)]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, 0.75, 1, 0, 0, 0], np.zeros(6))
     crate = world.body_index("/World/Crate")
     support = []
@@ -163,7 +149,7 @@ def test_plate_rests_on_a_static_sphere(tmp_path):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [
         obj("/World/Ball", "sphere", pos=(0, 0, 0.5), radius=0.2, mode="static")]))
-    plate = _robot(tmp_path, _box_urdf(1.0, (1.0, 1.0, 0.05), "plate"))
+    plate = read_robot(tmp_path, box_urdf(1.0, (1.0, 1.0, 0.05), "plate"))
     system = ArticulatedSystem(plate, dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, 0.8, 1, 0, 0, 0], np.zeros(6))
     _run(system, world, 600)
@@ -183,7 +169,7 @@ def test_feet_on_a_height_map_step_stand_at_the_step_heights(tmp_path):
     heights = np.tile(np.where(xs >= 0, 0.1, 0.0), (ny, 1))
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [_terrain(nx, ny, 4, 2, heights)]))
-    system = ArticulatedSystem(_robot(tmp_path, FEET), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, FEET), dt=dt, environment=WorldContacts(world))
     system.set_state([-0.1, 0, 0.3, 1, 0, 0, 0], np.zeros(6))  # feet above x = -0.3 and x = 0.1
     _run(system, world, 1000)
     poses = system.link_poses()
@@ -198,7 +184,7 @@ def test_feet_on_a_height_map_step_stand_at_the_step_heights(tmp_path):
 def test_collision_group_and_mask_in_a_scene(tmp_path):
     """An articulated record whose mask leaves out the table's group falls through it onto the ground;
     the same record with the default mask stays on the table. Both runs are deterministic."""
-    (tmp_path / "box.urdf").write_text(_box_urdf())
+    (tmp_path / "box.urdf").write_text(box_urdf())
 
     def run(mask):
         text = "\n".join(header(dt=0.002, sleeping=False) + [
@@ -235,11 +221,11 @@ def test_mesh_link_rests_on_a_static_box(tmp_path):
     quads = [(1, 2, 4, 3), (5, 7, 8, 6), (1, 5, 6, 2), (3, 4, 8, 7), (1, 3, 7, 5), (2, 6, 8, 4)]
     (tmp_path / "cube.obj").write_text("".join(f"v {x} {y} {z}\n" for x, y, z in corners)
                                        + "".join(f"f {a} {b} {c} {d}\n" for a, b, c, d in quads))
-    text = _box_urdf().replace('<box size="0.4 0.3 0.2"/>', '<mesh filename="cube.obj" scale="0.3 0.3 0.2"/>')
+    text = box_urdf().replace('<box size="0.4 0.3 0.2"/>', '<mesh filename="cube.obj" scale="0.3 0.3 0.2"/>')
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [
         obj("/World/Table", "box", pos=(0, 0, 0.25), scale=(1, 1, 0.5), mode="static")]))
-    system = ArticulatedSystem(_robot(tmp_path, text), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, text), dt=dt, environment=WorldContacts(world))
     assert len(system._contact_local[0]) == 8
     system.set_state([0, 0, 0.8, math.cos(0.1), math.sin(0.1), 0, 0], np.zeros(6))
     _run(system, world, 800)
@@ -260,7 +246,7 @@ def test_dynamic_ball_comes_to_rest_on_a_robot_link(tmp_path):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt) + [
         ground(), obj("/World/Ball", "sphere", pos=(0.1, 0, 1.0), radius=0.1, mass=1.0)]))
-    system = ArticulatedSystem(_robot(tmp_path, SHELF), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, SHELF), dt=dt, environment=WorldContacts(world))
     assert system.nv == 0
     _run(system, world, 500)
     assert world.body_pose("/World/Ball")[0] == pytest.approx([0.1, 0, 0.65], abs=2e-3)
@@ -274,7 +260,7 @@ def test_friction_acts_on_both_sides(tmp_path):
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False) + [
         "contact_material ice default 0 0 0.001 0 0.001 0 0",
         ground(cmat="ice"), obj("/World/Crate", "box", pos=(0, 0, 0.25), scale=(1.2, 0.8, 0.5), mass=m_c)]))
-    system = ArticulatedSystem(_robot(tmp_path, _box_urdf()), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, 0.6, 1, 0, 0, 0], np.zeros(6))
     crate = world.body_index("/World/Crate")
     world.set_velocity("/World/Crate", (v0, 0, 0))

@@ -7,23 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from rscene_addon.formats import rscene, urdf
+from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.sim.articulated import ArticulatedSystem, step_systems
 from rscene_addon.sim.link_contacts import WorldContacts
 from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.unit.sim.link_robots import box_urdf, read_robot
 
 G = 9.81
 
-
-def _box_urdf(m=2.0, size=(0.4, 0.3, 0.2), name="box"):
-    sx, sy, sz = size
-    ixx, iyy, izz = m * (sy * sy + sz * sz) / 12, m * (sx * sx + sz * sz) / 12, m * (sx * sx + sy * sy) / 12
-    return f"""<robot name="{name}">
-  <link name="body"><inertial><mass value="{m}"/>
-    <inertia ixx="{ixx}" iyy="{iyy}" izz="{izz}" ixy="0" ixz="0" iyz="0"/></inertial>
-    <collision><geometry><box size="{sx} {sy} {sz}"/></geometry></collision></link>
-</robot>"""
 
 
 BALL = """<robot name="ball"><link name="ball"><inertial><mass value="1"/>
@@ -58,11 +50,6 @@ ARM = ARM_FLOATING.replace('<link name="base">', '<link name="world"/><joint nam
                            '<parent link="world"/><child link="base"/></joint><link name="base">')
 
 
-def _robot(tmp_path, text, name="robot.urdf"):
-    path = tmp_path / name
-    path.write_text(text)
-    return urdf.read_robot(str(path))
-
 
 def _elastic(m1, m2, v1, v2, e):
     """1-D collision with restitution e: momentum kept, separation speed e times the approach speed."""
@@ -74,9 +61,9 @@ def _elastic(m1, m2, v1, v2, e):
 def test_floating_boxes_collide_head_on(tmp_path, m1, m2, e):
     # no gravity; A at 1.5 m/s into B at -0.5 m/s, 0.6 m apart: equal masses and e = 1 swap velocities
     dt, v1, v2 = 0.002, 1.5, -0.5
-    a = ArticulatedSystem(_robot(tmp_path, _box_urdf(m1), "a.urdf"), dt=dt, gravity=(0, 0, 0), restitution=e,
+    a = ArticulatedSystem(read_robot(tmp_path, box_urdf(m1), "a.urdf"), dt=dt, gravity=(0, 0, 0), restitution=e,
                           name="A")
-    b = ArticulatedSystem(_robot(tmp_path, _box_urdf(m2), "b.urdf"), dt=dt, gravity=(0, 0, 0), restitution=e,
+    b = ArticulatedSystem(read_robot(tmp_path, box_urdf(m2), "b.urdf"), dt=dt, gravity=(0, 0, 0), restitution=e,
                           name="B")
     a.set_state([0, 0, 0, 1, 0, 0, 0], [v1, 0, 0, 0, 0, 0])
     b.set_state([1.0, 0, 0, 1, 0, 0, 0], [v2, 0, 0, 0, 0, 0])
@@ -114,9 +101,9 @@ def test_crossing_capsules_rest_on_each_other_at_their_middles(tmp_path):
     # a capsule along y falls across a welded capsule along x: only their middles touch (the sample points
     # are the far-away cap centres), and it comes to rest at r1 + r2 above the lower axis
     dt, r1, r2 = 0.002, 0.05, 0.08
-    lower = ArticulatedSystem(_robot(tmp_path, _capsule_urdf("lower", "0 1.5707963267948966 0", True, r1,
+    lower = ArticulatedSystem(read_robot(tmp_path, _capsule_urdf("lower", "0 1.5707963267948966 0", True, r1,
                                                              z=0.5), "lower.urdf"), dt=dt, name="L")
-    upper = ArticulatedSystem(_robot(tmp_path, _capsule_urdf("upper", "1.5707963267948966 0 0", False, r2),
+    upper = ArticulatedSystem(read_robot(tmp_path, _capsule_urdf("upper", "1.5707963267948966 0 0", False, r2),
                                      "upper.urdf"), dt=dt, name="U")
     upper.set_state([0, 0, 0.8, 1, 0, 0, 0], np.zeros(6))
     for _ in range(600):
@@ -128,7 +115,7 @@ def test_crossing_capsules_rest_on_each_other_at_their_middles(tmp_path):
 
 def test_robots_whose_groups_are_masked_out_pass_through(tmp_path):
     dt = 0.002
-    robot = _robot(tmp_path, _box_urdf())
+    robot = read_robot(tmp_path, box_urdf())
     a = ArticulatedSystem(robot, dt=dt, gravity=(0, 0, 0), name="A", collision_group=2,
                           collision_mask=ALL ^ 4)
     b = ArticulatedSystem(robot, dt=dt, gravity=(0, 0, 0), name="B", collision_group=4, collision_mask=ALL)
@@ -143,7 +130,7 @@ def test_robots_whose_groups_are_masked_out_pass_through(tmp_path):
 def test_head_on_robots_in_a_scene_swap_velocities_and_report_the_event(tmp_path):
     """simulate(): two box robots meet at t = 0.6 m / 2 m/s = 0.3 s under the world's material (restitution
     1); the trajectory records the swapped velocities and one contact-begin event between the two links."""
-    (tmp_path / "box.urdf").write_text(_box_urdf())
+    (tmp_path / "box.urdf").write_text(box_urdf())
     text = "\n".join(header(dt=0.002, gravity=(0, 0, 0), restitution=1.0, rest_threshold=1e-3) + [
         "articulated_resource box_res box box.urdf",
         "articulated /World/A box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=0,0,0,1,0,0,0 "
@@ -174,7 +161,7 @@ def test_ball_link_bounces_to_e_squared_of_its_drop_height(tmp_path, e):
     # material sets e, the bounce events come at t1 = sqrt(2 h / g) and t1 + 2 e v / g
     dt, h = 0.001, 1.0
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False, restitution=e) + [ground()]))
-    system = ArticulatedSystem(_robot(tmp_path, BALL), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, BALL), dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, h + 0.1, 1, 0, 0, 0], np.zeros(6))
     t1 = math.sqrt(2 * h / G)
     t2 = t1 + 2 * e * math.sqrt(2 * G * h) / G
@@ -187,7 +174,7 @@ def test_ball_link_bounces_to_e_squared_of_its_drop_height(tmp_path, e):
     assert apex / h == pytest.approx(e * e, rel=0.005)
     assert min(heights) > -1e-4  # it never sinks past the slop
     # the same on the system's own flat ground with its own restitution (no world)
-    alone = ArticulatedSystem(_robot(tmp_path, BALL), dt=dt, ground_height=0.0, restitution=e)
+    alone = ArticulatedSystem(read_robot(tmp_path, BALL), dt=dt, ground_height=0.0, restitution=e)
     alone.set_state([0, 0, h + 0.1, 1, 0, 0, 0], np.zeros(6))
     for _ in range(int(round(t2 / dt)) + 20):
         alone.step()
@@ -206,7 +193,7 @@ def test_ball_link_bounces_like_a_rigid_ball_of_the_world(tmp_path):
     dt = 0.002
     world = World.from_scene(scene_from(header(dt=dt, sleeping=False, restitution=0.7) + [
         ground(), obj("/World/Rigid", "sphere", pos=(2, 0, 1.1), radius=0.1, mass=1.0)]))
-    system = ArticulatedSystem(_robot(tmp_path, BALL), dt=dt, environment=WorldContacts(world))
+    system = ArticulatedSystem(read_robot(tmp_path, BALL), dt=dt, environment=WorldContacts(world))
     system.set_state([0, 0, 1.1, 1, 0, 0, 0], np.zeros(6))
     rigid = world.body_index("/World/Rigid")
     gap = []
@@ -218,7 +205,7 @@ def test_ball_link_bounces_like_a_rigid_ball_of_the_world(tmp_path):
 
 
 def _arm(tmp_path, **kwargs):
-    system = ArticulatedSystem(_robot(tmp_path, ARM), dt=0.002, **kwargs)
+    system = ArticulatedSystem(read_robot(tmp_path, ARM), dt=0.002, **kwargs)
     system.lock_joint("j1")
     system.set_joint_damping([0.0, 0.5])
     return system
@@ -291,7 +278,7 @@ def test_self_collision_on_a_floating_base_is_internal(tmp_path):
     # block's top face, and the contact impulses are internal: the velocity change they cause (this step's
     # velocities minus those of a twin without self-collision, from the same state) carries no linear or
     # angular momentum (spatial momentum is linear in the velocities at a fixed configuration)
-    robot = _robot(tmp_path, ARM_FLOATING)
+    robot = read_robot(tmp_path, ARM_FLOATING)
     s = ArticulatedSystem(robot, dt=0.002, gravity=(0, 0, 0))
     twin = ArticulatedSystem(robot, dt=0.002, gravity=(0, 0, 0), self_collision=False)
     probe = ArticulatedSystem(robot, dt=0.002, gravity=(0, 0, 0))
