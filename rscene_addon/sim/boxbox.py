@@ -20,12 +20,19 @@ from __future__ import annotations
 import numpy as np
 
 from .closest import closest_segment_segment
+from .mathutil import cross, norm
 
 FACE_TOL = 1e-3  # a face axis is preferred over a slightly better edge / other face axis by this much (m)
 _GRID = 1e-7  # candidates that round to one point of this grid (m) on the reference face are one point
 # incident face corners in the face's (s, t) coordinates, counter-clockwise
 _QUAD = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
 _NEXT_AXIS = np.array([[1, 2], [2, 0], [0, 1]])  # the two other axes of axis 0, 1, 2
+_ROLL = np.array([1, 2, 3, 0])  # the next corner (np.roll(x, -1, axis=1) without its overhead)
+_EDGE_A = np.repeat(np.arange(3), 3)  # edge axis A_i x B_j for i, j = 0 0, 0 1, 0 2, 1 0, ...
+_EDGE_B = np.tile(np.arange(3), 3)
+# the reference face's 4 side lines: in-plane axis and side (-h, +h)
+_LINE_AXIS = np.array([0, 0, 1, 1])
+_LINE_SIDE = np.array([-1.0, 1.0, -1.0, 1.0])
 
 
 def _mat_vec(M, v):
@@ -62,11 +69,20 @@ def box_box(m, fr, ga, gb, margin, pidx, buf, max_points):
     fb = np.argmax(sep_b, axis=1)
     sa = _take(sep_a, fa)
     sb = _take(sep_b, fb)
+    # pairs apart along a face axis need no edge axes (the costliest part): most broadphase pairs of a pile
+    near = (sa <= margin) & (sb <= margin)
+    if not near.all():
+        if not near.any():
+            return
+        ca, cb, Ra, Rb, ha, hb, d, da, db = ca[near], cb[near], Ra[near], Rb[near], ha[near], hb[near], \
+            d[near], da[near], db[near]
+        sa, sb, fa, fb, margin, pidx = sa[near], sb[near], fa[near], fb[near], margin[near], pidx[near]
+        ga, gb = ga[near], gb[near]
     # edge axes A_i x B_j (K, 9, 3)
-    Ax = np.repeat(np.transpose(Ra, (0, 2, 1)), 3, axis=1)  # A_0, A_0, A_0, A_1, ...
-    Bx = np.tile(np.transpose(Rb, (0, 2, 1)), (1, 3, 1))  # B_0, B_1, B_2, B_0, ...
-    ax = np.cross(Ax, Bx)
-    ln = np.linalg.norm(ax, axis=2)
+    Ax = Ra.transpose(0, 2, 1)[:, _EDGE_A]  # A_0, A_0, A_0, A_1, ...
+    Bx = Rb.transpose(0, 2, 1)[:, _EDGE_B]  # B_0, B_1, B_2, B_0, ...
+    ax = cross(Ax, Bx)
+    ln = norm(ax)
     valid = ln > 1e-6
     u = ax / np.where(valid, ln, 1.0)[:, :, None]
     rad_a = np.abs(np.matmul(u, Ra)) @ ha[:, :, None]
@@ -75,15 +91,15 @@ def box_box(m, fr, ga, gb, margin, pidx, buf, max_points):
     s_edge = np.where(valid, np.abs(du) - rad_a[:, :, 0] - rad_b[:, :, 0], -np.inf)
     e = np.argmax(s_edge, axis=1)
     se = _take(s_edge, e)
-    hit = (sa <= margin) & (sb <= margin) & (se <= margin)
+    hit = se <= margin  # the face axes passed above
     face_best = np.maximum(sa, sb)
     edge = hit & (se > face_best + FACE_TOL)
     face = hit & ~edge
     if edge.any():
         _edge_contacts(np.nonzero(edge)[0], e, u, du, se, ca, cb, Ra, Rb, ha, hb, pidx, buf)
     if face.any():
-        _face_contacts(np.nonzero(face)[0], sa, sb, fa, fb, da, db, ca, cb, Ra, Rb, ha, hb, margin, pidx,
-                       buf, max_points)
+        _face_contacts(m, fr, ga, gb, np.nonzero(face)[0], sa, sb, fa, fb, da, db, margin, pidx, buf,
+                       max_points)
 
 
 def _edge_contacts(sel, e, u, du, se, ca, cb, Ra, Rb, ha, hb, pidx, buf):
@@ -104,17 +120,16 @@ def _edge_contacts(sel, e, u, du, se, ca, cb, Ra, Rb, ha, hb, pidx, buf):
     buf.add(pidx[sel], 0.5 * (p1 + p2), axis, se[sel])
 
 
-def _face_contacts(sel, sa, sb, fa, fb, da, db, ca, cb, Ra, Rb, ha, hb, margin, pidx, buf, max_points):
+def _face_contacts(m, fr, ga, gb, sel, sa, sb, fa, fb, da, db, margin, pidx, buf, max_points):
     K = len(sel)
     k = np.arange(K)
     use_b = sb[sel] > sa[sel] + FACE_TOL  # B's face is the reference: the normal is flipped at the end
     # reference box (r), incident box (i); the reference face's outward normal n points at the other box
-    Rr = np.where(use_b[:, None, None], Rb[sel], Ra[sel])
-    Ri = np.where(use_b[:, None, None], Ra[sel], Rb[sel])
-    cr = np.where(use_b[:, None], cb[sel], ca[sel])
-    ci = np.where(use_b[:, None], ca[sel], cb[sel])
-    hr = np.where(use_b[:, None], hb[sel], ha[sel])
-    hi = np.where(use_b[:, None], ha[sel], hb[sel])
+    ga, gb = ga[sel], gb[sel]
+    g_r, g_i = np.where(use_b, gb, ga), np.where(use_b, ga, gb)
+    Rr, Ri = fr.rot[g_r], fr.rot[g_i]
+    cr, ci = fr.pos[g_r], fr.pos[g_i]
+    hr, hi = m.geom_size[g_r], m.geom_size[g_i]
     f = np.where(use_b, fb[sel], fa[sel])
     dr = np.where(use_b[:, None], -db[sel], da[sel])  # the incident centre from the reference's, in its axes
     sign = np.where(_take(dr, f) >= 0, 1.0, -1.0)
@@ -140,20 +155,23 @@ def _face_contacts(sel, sa, sb, fa, fb, da, db, ca, cb, Ra, Rb, ha, hb, margin, 
     eps = 1e-9
     inside_v = np.all(np.abs(P) <= h_t[:, None, :] + eps, axis=2)  # (K, 4)
     # incident edges q -> q+1 against the 4 side lines (axis a, side +-)
-    Q = np.roll(P, -1, axis=1)
-    Q3 = np.roll(corners, -1, axis=1)
-    pts_e, ok_e, flat_e = [], [], []
-    for a in (0, 1):
-        for side in (-1.0, 1.0):
-            lim = side * h_t[:, a][:, None]  # (K, 1)
-            p0, p1 = P[:, :, a] - lim, Q[:, :, a] - lim
-            cross_ = (p0 * p1) < 0
-            t = p0 / np.where(cross_, p0 - p1, 1.0)
-            other = P[:, :, 1 - a] + (Q[:, :, 1 - a] - P[:, :, 1 - a]) * t
-            ok_e.append(cross_ & (np.abs(other) <= h_t[:, 1 - a][:, None] + eps))
-            pts_e.append(corners + (Q3 - corners) * t[:, :, None])
-            on_line = np.broadcast_to(lim, other.shape)
-            flat_e.append(np.stack((on_line, other) if a == 0 else (other, on_line), axis=2))
+    Q = P[:, _ROLL]
+    Q3 = corners[:, _ROLL]
+    # all 4 lines at once: arrays (K, line, edge); "other" is the coordinate along the line
+    lim = _LINE_SIDE * h_t[:, _LINE_AXIS]  # (K, 4) the lines' positions
+    P_on, Q_on = P[:, :, _LINE_AXIS].transpose(0, 2, 1), Q[:, :, _LINE_AXIS].transpose(0, 2, 1)
+    P_along, Q_along = P[:, :, 1 - _LINE_AXIS].transpose(0, 2, 1), Q[:, :, 1 - _LINE_AXIS].transpose(0, 2, 1)
+    p0, p1 = P_on - lim[:, :, None], Q_on - lim[:, :, None]
+    cross_ = (p0 * p1) < 0
+    t = p0 / np.where(cross_, p0 - p1, 1.0)
+    other = P_along + (Q_along - P_along) * t
+    ok_e = cross_ & (np.abs(other) <= h_t[:, 1 - _LINE_AXIS][:, :, None] + eps)
+    pts_e = corners[:, None] + (Q3 - corners)[:, None] * t[..., None]  # (K, 4, 4, 3)
+    flat_e = np.empty((K, 4, 4, 2))  # the crossings in reference-face coordinates
+    flat_e[:, :2, :, 0] = lim[:, :2, None]
+    flat_e[:, :2, :, 1] = other[:, :2]
+    flat_e[:, 2:, :, 0] = other[:, 2:]
+    flat_e[:, 2:, :, 1] = lim[:, 2:, None]
     # reference corners inside the incident face (projected along n onto its plane)
     rc = np.matmul(_QUAD, h_t[:, :, None] * T) + face_c[:, None, :]  # (K, 4, 3)
     rc2 = _QUAD * h_t[:, None, :]
@@ -167,46 +185,49 @@ def _face_contacts(sel, sa, sb, fa, fb, da, db, ca, cb, Ra, Rb, ha, hb, margin, 
     off_i = np.einsum("ki,ki->k", n_i, i_c)
     lift = (off_i[:, None] - _mat_vec(rc, n_i)) / np.where(np.abs(denom) > 1e-12, denom, 1.0)[:, None]
     rc3 = rc + n[:, None, :] * lift[:, :, None]
-    cand = np.concatenate([corners] + pts_e + [rc3], axis=1)  # (K, 24, 3)
-    ok = np.concatenate([inside_v] + ok_e + [inside_c], axis=1)
+    cand = np.concatenate((corners, pts_e.reshape(K, 16, 3), rc3), axis=1)  # (K, 24, 3)
+    ok = np.concatenate((inside_v, ok_e.reshape(K, 16), inside_c), axis=1)
     seps = _mat_vec(cand, n) - offset[:, None]
     ok &= seps < margin[sel][:, None]
     # one point per location (coinciding candidates of aligned boxes): all lie on the incident face,
     # so their reference-face coordinates tell them apart; keep the first of equal ones
     rows, cols = np.nonzero(ok)
     if len(rows) > 1:
-        flat = np.concatenate([P] + flat_e + [rc2], axis=1)[rows, cols]
+        flat = np.concatenate((P, flat_e.reshape(K, 16, 2), rc2), axis=1)[rows, cols]
         key = np.rint(flat / _GRID).astype(np.int64)
         order = np.lexsort((cols, key[:, 1], key[:, 0], rows))
         r_o, k_o = rows[order], key[order]
         repeat = np.zeros(len(order), dtype=bool)
         repeat[1:] = (r_o[1:] == r_o[:-1]) & np.all(k_o[1:] == k_o[:-1], axis=1)
         ok[rows[order[repeat]], cols[order[repeat]]] = False
-    pts = cand - n[:, None, :] * (0.5 * seps)[:, :, None]
-    ok = _reduce(pts, seps, ok, max_points)
+    ok = _reduce(cand, n, seps, ok, max_points)
     rows, cols = np.nonzero(ok)
     if len(rows) == 0:
         return
+    sep = seps[rows, cols]
+    pts = cand[rows, cols] - n[rows] * (0.5 * sep)[:, None]  # midway between the surfaces
     normal = np.where(use_b[:, None], -n, n)
-    buf.add(pidx[sel][rows], pts[rows, cols], normal[rows], seps[rows, cols])
+    buf.add(pidx[sel][rows], pts, normal[rows], sep)
 
 
-def _reduce(pts, seps, ok, k):
-    """Rows with more than k candidates keep the deepest, then the farthest from those kept."""
-    over = ok.sum(axis=1) > k
+def _reduce(cand, n, seps, ok, k):
+    """Rows with more than k candidates keep the deepest, then the farthest from those kept (the points
+    midway between the surfaces, made only for these rows)."""
+    over = np.count_nonzero(ok, axis=1) > k
     if not over.any():
         return ok
-    P, S, M = pts[over], seps[over], ok[over]
+    S, M = seps[over], ok[over]
+    P = cand[over] - n[over][:, None, :] * (0.5 * S)[:, :, None]
     rows = np.arange(len(P))
     first = np.argmin(np.where(M, S, np.inf), axis=1)
     keep = np.zeros_like(M)
     keep[rows, first] = True
-    dmin = np.where(M, np.linalg.norm(P - P[rows, first][:, None, :], axis=2), -1.0)
+    dmin = np.where(M, norm(P - P[rows, first][:, None, :]), -1.0)
     for _ in range(k - 1):
         i = np.argmax(dmin, axis=1)
         grow = dmin[rows, i] > 1e-9
         keep[rows[grow], i[grow]] = True
-        dist = np.linalg.norm(P - P[rows, i][:, None, :], axis=2)
+        dist = norm(P - P[rows, i][:, None, :])
         dmin = np.where(grow[:, None], np.minimum(dmin, np.where(M, dist, -1.0)), dmin)
     out = ok.copy()
     out[over] = keep

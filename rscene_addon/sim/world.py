@@ -34,8 +34,8 @@ from .build import build
 from .cloth import Cloth
 from .granular import Granular
 from .islands import island_labels
-from .mathutil import (quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize, quat_rotate,
-                       quat_rotate_inv, quat_to_matrix, tangent_basis)
+from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
+                       quat_rotate, quat_to_matrix, tangent_basis)
 from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
 from .narrowphase import Frames, collide
 from .solver import Rows, color_rows, jacobians, order_by_color, solve, warm_start
@@ -61,6 +61,15 @@ class World:
         self._cache_impulse = np.zeros((0, 3))
         self._wire_lam = np.zeros((0, 3))
         self._touching = np.zeros(0, dtype=np.int64)  # sorted keys min * N + max of touching pairs
+        # principal-axis inertias (every primitive's): the world inverse inertia R diag R^T is three
+        # products instead of a three-operand einsum (its sum without the zero terms: the same bits)
+        off = m.body_inv_inertia.copy()
+        off[:, [0, 1, 2], [0, 1, 2]] = 0.0
+        self._inv_inertia_diag = None if off.any() else m.body_inv_inertia[:, [0, 1, 2], [0, 1, 2]].copy()
+        # every geom at its body's centre of mass, unrotated (single-primitive bodies): geom frames are
+        # the body frames, no quaternion product or second matrix per step
+        self._geom_at_body = bool(np.all(m.geom_pos == 0.0) and np.all(m.geom_quat == (1.0, 0.0, 0.0, 0.0)))
+        self._coloring = None  # (a, b, movable, colours) of the last step: reused while the graph stays
         self._island = np.full(m.num_bodies, -1, dtype=np.int64)
         self._static_geom = (m.body_mode == STATIC)[m.geom_body]
         self._static_poly: dict = {}
@@ -158,7 +167,7 @@ class World:
         V0 = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)  # before forces
         awake = dyn & ~s.sleeping
         R_body = quat_to_matrix(s.quaternion)
-        inv_I_world = np.einsum("nij,njk,nlk->nil", R_body, m.body_inv_inertia, R_body)
+        inv_I_world = self._world_inv_inertia(R_body)
         # forces
         if awake.any():
             accel = m.gravity + self.external_force[awake] * m.body_inv_mass[awake, None]
@@ -169,9 +178,11 @@ class World:
         self.external_torque[:] = 0.0
         # geoms in the world
         g_body = m.geom_body
-        g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
-        g_quat = quat_multiply(s.quaternion[g_body], m.geom_quat)
-        g_rot = quat_to_matrix(g_quat)
+        if self._geom_at_body:
+            g_pos, g_rot = s.position[g_body], R_body[g_body]
+        else:
+            g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
+            g_rot = quat_to_matrix(quat_multiply(s.quaternion[g_body], m.geom_quat))
         contacts = self._detect(awake, g_pos, g_rot, R_body)
         if contacts is not None and self._wake_touched(contacts, awake):
             woken = dyn & ~s.sleeping & ~awake
@@ -182,7 +193,7 @@ class World:
         inv_m = np.where(awake, m.body_inv_mass, 0.0)
         inv_I = np.where(awake[:, None, None], inv_I_world, 0.0)
         V = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)
-        rows, prow, c_info, w_rows = self._rows(contacts, V, V0, inv_m, inv_I, awake)
+        rows, prow, c_info, w_rows = self._rows(contacts, V, V0, inv_m, inv_I, awake, R_body)
         solver = m.solver
         if rows is not None:
             warm_start(V, rows)
@@ -231,6 +242,15 @@ class World:
         s.time += dt
         self.step_count += 1
 
+    def _world_inv_inertia(self, R):
+        """(N, 3, 3) inverse inertia tensors in the world, R I^-1 R^T."""
+        d = self._inv_inertia_diag
+        if d is None:
+            return np.einsum("nij,njk,nlk->nil", R, self.model.body_inv_inertia, R)
+        RI = R * d[:, None, :]
+        return (RI[:, :, 0, None] * R[:, None, :, 0] + RI[:, :, 1, None] * R[:, None, :, 1]
+                + RI[:, :, 2, None] * R[:, None, :, 2])
+
     def _idle(self) -> bool:
         """Nothing can move this step: every dynamic body sleeps, no kinematic body moves, no particles."""
         s = self.state
@@ -259,8 +279,8 @@ class World:
         dt = m.dt
         kin_moving = (np.abs(s.linear_velocity).sum(1) + np.abs(s.angular_velocity).sum(1)) > 0
         moving_body = awake | (self.kinematic & kin_moving)
-        lin = np.linalg.norm(s.linear_velocity, axis=1)
-        speed = lin + np.linalg.norm(s.angular_velocity, axis=1) * m.body_radius
+        lin = norm(s.linear_velocity)
+        speed = lin + norm(s.angular_velocity) * m.body_radius
         speed = np.where(moving_body, speed, 0.0)
         gb = m.geom_body
         margin0 = m.solver.contact_margin
@@ -303,7 +323,7 @@ class World:
                 self.wake(int(i))
         return True
 
-    def _rows(self, c, V, V0, inv_m, inv_I, awake):
+    def _rows(self, c, V, V0, inv_m, inv_I, awake, R_body):
         """Constraint rows for contacts and wires, coloured.
 
         Returns (rows, position rows, contact info, wire info)."""
@@ -316,28 +336,30 @@ class World:
             A, B = m.geom_body[ga], m.geom_body[gb]
             n, p, sep = c["normal"], c["point"], c["sep"]
             ra, rb = p - s.position[A], p - s.position[B]
-            J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B])
+            basis = tangent_basis(n)  # one basis for the rows, warm starting and the impulse cache
+            J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B], basis=basis)
             props = m.material_table[m.geom_material[ga], m.geom_material[gb]]
-            v_rel0 = (V0[B, :3] + np.cross(V0[B, 3:], rb)) - (V0[A, :3] + np.cross(V0[A, 3:], ra))
+            v_rel0 = (V0[B, :3] + cross(V0[B, 3:], rb)) - (V0[A, :3] + cross(V0[A, 3:], ra))
             vn0 = np.einsum("ij,ij->i", v_rel0, n)
-            vt0 = np.linalg.norm(v_rel0 - vn0[:, None] * n, axis=1)
-            v_rel = (V[B, :3] + np.cross(V[B, 3:], rb)) - (V[A, :3] + np.cross(V[A, 3:], ra))
+            vt0 = norm(v_rel0 - vn0[:, None] * n)
+            v_rel = (V[B, :3] + cross(V[B, 3:], rb)) - (V[A, :3] + cross(V[A, 3:], ra))
             vn = np.einsum("ij,ij->i", v_rel, n)
             mu = np.where(vt0 < props[:, 4], props[:, 3], props[:, 0])
             target = np.where(sep > 0, -sep / dt, 0.0)
             e = props[:, 1]
             bounce = (e > 0) & (-vn0 > props[:, 2]) & (sep + np.minimum(vn, vn0) * dt <= 0)
             target = np.where(bounce, np.maximum(target, -e * vn0), target)
-            lam = self._warm(ga, gb, A, p, n, s)
-            info = dict(count=len(A), A=A, B=B, ga=ga, gb=gb, point=p, normal=n, sep=sep, vn0=vn0, local=None)
+            lam = self._warm(ga, gb, np.einsum("kji,kj->ki", R_body[A], ra), n, basis)
+            info = dict(count=len(A), A=A, B=B, ga=ga, gb=gb, point=p, normal=n, sep=sep, vn0=vn0, local=None,
+                        basis=basis)
             parts.append(dict(a=A, b=B, J=J, MJ=MJ, k=k, target=target, cfm=np.zeros(len(A)), mu=mu, lam=lam,
                               sep=sep, pos_ok=np.ones(len(A), dtype=bool)))
         w_info = self._wire_rows(V, inv_m, inv_I, parts)
         if not parts:
             self._row_order = np.zeros(0, dtype=np.int64)
             return None, None, info, w_info
-        cat = {key: np.concatenate([pt[key] for pt in parts]) for key in parts[0]}
-        colors = color_rows(cat["a"], cat["b"], awake)
+        cat = parts[0] if len(parts) == 1 else {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
+        colors = self._colors(cat["a"], cat["b"], awake)
         order, slices = order_by_color(colors)
         self._row_order = order
         k = cat["k"][order]
@@ -346,7 +368,7 @@ class World:
         kk[:, 0] += cfm
         kinv = np.where(kk > 0, 1.0 / np.where(kk > 0, kk, 1.0), 0.0)
         rows = Rows(cat["a"][order], cat["b"][order], cat["J"][order], cat["MJ"][order], kinv, k,
-                    cat["target"][order], cfm, cat["mu"][order], cat["lam"][order].copy(), slices)
+                    cat["target"][order], cfm, cat["mu"][order], cat["lam"][order], slices)
         # position correction rows (split impulse): penetrating contacts and over-stretched stiff wires
         erp = min(max(m.solver.erp, 0.0), 0.8)
         slop = 1e-4
@@ -354,22 +376,26 @@ class World:
         need = (sep_o < -slop) & cat["pos_ok"][order] & (erp > 0)
         prow = None
         if need.any():
-            sel_slices = []
-            idx_list = []
-            start = 0
-            for a0, b0 in slices:
-                ids = np.nonzero(need[a0:b0])[0] + a0
-                if len(ids):
-                    idx_list.append(ids)
-                    sel_slices.append((start, start + len(ids)))
-                    start += len(ids)
-            ids = np.concatenate(idx_list)
+            ids = np.flatnonzero(need)  # still sorted by colour: the colours' runs are the new slices
+            cut = np.searchsorted(ids, [b0 for _, b0 in slices]).tolist()
+            sel_slices = [(s0, s1) for s0, s1 in zip([0] + cut[:-1], cut) if s1 > s0]
             kn = k[ids, :1]
             prow = Rows(rows.a[ids], rows.b[ids], rows.J[ids, :1], rows.MJ[ids, :1],
                         np.where(kn > 0, 1.0 / np.where(kn > 0, kn, 1.0), 0.0), kn,
                         erp * (-sep_o[ids] - slop) / dt, np.zeros(len(ids)), np.zeros(len(ids)),
                         np.zeros((len(ids), 1)), sel_slices)
         return rows, prow, info, w_info
+
+    def _colors(self, a, b, movable):
+        """``color_rows``, reused from the last step when the rows link the same bodies (a pile at rest
+        keeps its contacts: the greedy Python loop is the costliest part of building rows)."""
+        last = self._coloring
+        if (last is not None and np.array_equal(last[0], a) and np.array_equal(last[1], b)
+                and np.array_equal(last[2], movable)):
+            return last[3]
+        colors = color_rows(a, b, movable)
+        self._coloring = (a, b, movable, colors)
+        return colors
 
     def _wire_rows(self, V, inv_m, inv_I, parts):
         m, s = self.model, self.state
@@ -384,7 +410,7 @@ class World:
         ra = quat_rotate(s.quaternion[A], la)
         rb = quat_rotate(s.quaternion[B], lb)
         d = (s.position[B] + rb) - (s.position[A] + ra)
-        L = np.linalg.norm(d, axis=1)
+        L = norm(d)
         u = d / np.maximum(L, 1e-12)[:, None]
         n = -u  # impulse on B along n pulls it toward A
         length = np.array([w.length for w in ws])
@@ -411,13 +437,14 @@ class World:
                           pos_ok=stiff))
         return dict(count=len(ws), A=A, B=B, length=L)
 
-    def _warm(self, ga, gb, A, p, n, s):
-        """Impulses (C, 3) in the new contacts' (n, t1, t2) frame from matching last-step contacts."""
+    def _warm(self, ga, gb, local, n, basis):
+        """Impulses (C, 3) in the new contacts' (n, t1, t2) frame from matching last-step contacts.
+
+        ``local`` (C, 3): the contact points in body A's frame (R_A^T (p - x_A))."""
         C = len(ga)
         lam = np.zeros((C, 3))
         G = self.model.num_geoms
         key = ga * G + gb
-        local = quat_rotate_inv(s.quaternion[A], p - s.position[A])
         self._new_key, self._new_local = key, local
         if len(self._cache_key) == 0:
             return lam
@@ -432,14 +459,14 @@ class World:
         cand = lo[:, None] + np.arange(K)[None, :]
         valid = np.arange(K)[None, :] < cnt[:, None]
         cand = np.where(valid, cand, 0)
-        dist = np.linalg.norm(self._cache_local[cand] - local[:, None, :], axis=2)
+        dist = norm(self._cache_local[cand] - local[:, None, :])
         dist = np.where(valid, dist, np.inf)
         best = np.argmin(dist, axis=1)
         ok = dist[np.arange(C), best] < WARM_MATCH
         if not ok.any():
             return lam
         P = self._cache_impulse[cand[np.arange(C), best]]
-        t1, t2 = tangent_basis(n)
+        t1, t2 = basis
         lam[:, 0] = np.einsum("ij,ij->i", P, n)
         lam[:, 1] = np.einsum("ij,ij->i", P, t1)
         lam[:, 2] = np.einsum("ij,ij->i", P, t2)
@@ -457,12 +484,16 @@ class World:
             self.contacts = None
             return
         n = info["normal"]
-        t1, t2 = tangent_basis(n)
+        t1, t2 = info["basis"]
         impulse = lam[:, :1] * n + lam[:, 1:2] * t1 + lam[:, 2:3] * t2
-        order = np.argsort(self._new_key, kind="stable")
-        self._cache_key = self._new_key[order]
-        self._cache_local = self._new_local[order]
-        self._cache_impulse = impulse[order]
+        key = self._new_key
+        if np.all(key[1:] >= key[:-1]):  # contacts come sorted by geom pair: no sort needed
+            self._cache_key, self._cache_local, self._cache_impulse = key, self._new_local, impulse
+        else:
+            order = np.argsort(key, kind="stable")
+            self._cache_key = key[order]
+            self._cache_local = self._new_local[order]
+            self._cache_impulse = impulse[order]
         self.contacts = dict(body_a=info["A"], body_b=info["B"], point=info["point"], normal=n,
                              separation=info["sep"],
                              impulse=lam[:, 0], geom_a=info["ga"], geom_b=info["gb"])
@@ -490,7 +521,9 @@ class World:
         lead[1:] = key[order][1:] != key[order][:-1]
         pair_key, best = key[order][lead], idx[order][lead]
         first_seen = np.minimum.reduceat(idx[order], np.flatnonzero(lead)) if len(idx) else idx
-        new = ~np.isin(pair_key, old)
+        # old is sorted: a binary search instead of np.isin's sort of both arrays
+        at = np.minimum(np.searchsorted(old, pair_key), max(len(old) - 1, 0))
+        new = old[at] != pair_key if len(old) else np.ones(len(pair_key), dtype=bool)
         names = self.model.body_name
         t = self.state.time + self.model.dt
         for j in best[new][np.argsort(first_seen[new], kind="stable")].tolist():
@@ -506,8 +539,8 @@ class World:
         sv = m.solver
         if not sv.sleeping_enabled:
             return
-        lin = np.linalg.norm(s.linear_velocity, axis=1)
-        ang = np.linalg.norm(s.angular_velocity, axis=1)
+        lin = norm(s.linear_velocity)
+        ang = norm(s.angular_velocity)
         quiet = (lin < sv.sleep_linear) & (ang < sv.sleep_angular)
         s.quiet_steps[:] = np.where(awake & quiet, s.quiet_steps + 1, np.where(awake, 0, s.quiet_steps))
         # bodies touching a moving kinematic body stay awake
