@@ -81,3 +81,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # bpy 4.5 can hang in interpreter shutdown while add-on classes are registered (see __main__.py)
+    sys.stdout.flush()
+    os._exit(0)
