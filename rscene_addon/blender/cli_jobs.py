@@ -79,7 +79,13 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
                           progress=_progress_printer("simulate"))
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
-    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
+    filepaths = bpy.context.preferences.filepaths
+    versions, filepaths.save_version = filepaths.save_version, 0
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=blend)
+    finally:
+        filepaths.save_version = versions
     print(f"saved {blend}")
 
 

@@ -36,6 +36,7 @@ def test_bake_command_saves_keyframes_in_the_blend(tmp_path):
     blend = tmp_path / "baked.blend"
     result = run("bake", EXAMPLE, "--frames", "1-25", "--blend", blend)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert not (tmp_path / "baked.blend1").exists()  # no backup of the command's own intermediate save
     check = subprocess.run([sys.executable, "-c", (
         "import bpy, sys, os; bpy.ops.wm.open_mainfile(filepath=sys.argv[1]); "
         "ob = bpy.data.objects['Crate']; bpy.context.scene.frame_set(1); z1 = ob.location.z; "
