@@ -460,7 +460,6 @@ def capsule_polytope_one(a, b, r, wp: WorldPoly, margin: float, max_points: int)
             if best_edge > margin:
                 return None
             axis = axes[e] if s_pos[e] >= s_neg[e] else -axes[e]
-            edge_dir_idx = np.nonzero(ok)[0][e]
     if best_edge <= sep_f[f] + FACE_TOL:
         n = wp.normals[f]
         rv = wp.verts[wp.poly.faces[f]]
