@@ -227,25 +227,17 @@ class Robot:
 
     def gc_slices(self) -> dict[str, slice]:
         """Joint name -> its slice of the generalized coordinate (the base, if floating, is ``''``)."""
-        out: dict[str, slice] = {}
-        at = 0
-        if self.floating_base:
-            out[""] = slice(0, 7)
-            at = 7
-        for name in self.joint_order:
-            dim = self.joints[name].gc_dim
-            out[name] = slice(at, at + dim)
-            at += dim
-        return out
+        return self._slices(self.base_gc_dim, "gc_dim")
 
     def dof_slices(self) -> dict[str, slice]:
-        out: dict[str, slice] = {}
-        at = 0
-        if self.floating_base:
-            out[""] = slice(0, 6)
-            at = 6
+        """Joint name -> its slice of the generalized velocity (the base, if floating, is ``''``)."""
+        return self._slices(self.base_dof_dim, "dof_dim")
+
+    def _slices(self, base: int, joint_dim: str) -> dict[str, slice]:
+        out: dict[str, slice] = {"": slice(0, base)} if base else {}
+        at = base
         for name in self.joint_order:
-            dim = self.joints[name].dof_dim
+            dim = getattr(self.joints[name], joint_dim)
             out[name] = slice(at, at + dim)
             at += dim
         return out

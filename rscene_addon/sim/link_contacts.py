@@ -22,14 +22,15 @@ dynamic bodies: the world integrates those after the robots' solve, with its oth
 correction is a velocity target the world's solver can weigh.
 
 Only the public model and state arrays of the World are used (``model.geom_*``, ``model.body_*``,
-``model.solver``, ``state.position/quaternion/linear_velocity/angular_velocity/sleeping``, ``World.wake``).
+``model.solver``, ``state.position/quaternion/linear_velocity/angular_velocity/sleeping``, ``World.wake``,
+``World.geom_poses``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
-from .mathutil import quat_multiply, quat_to_matrix, tangent_basis
+from .mathutil import quat_to_matrix, tangent_basis
 from .model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
 from .narrowphase import Frames
 from .sdf import geom_distance
@@ -157,12 +158,7 @@ class WorldContacts:
     # -- contact rows --------------------------------------------------------------------------------------
 
     def _frames(self) -> Frames:
-        m, s = self.world.model, self.world.state
-        rot_body = quat_to_matrix(s.quaternion)
-        gb = m.geom_body
-        pos = s.position[gb] + np.einsum("gij,gj->gi", rot_body[gb], m.geom_pos)
-        rot = quat_to_matrix(quat_multiply(s.quaternion[gb], m.geom_quat))
-        return Frames(m, pos, rot)
+        return Frames(self.world.model, *self.world.geom_poses())
 
     def properties(self, other: int) -> tuple[float, float, float] | None:
         """(friction, restitution, restitution threshold) between this robot's material and material index

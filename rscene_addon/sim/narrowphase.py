@@ -122,9 +122,9 @@ def _emit_masked(buf, pidx, pts, nrm, sep, mask, max_points):
 # Vectorised primitive pairs. Arguments: geom indices ga, gb (K,), margins (K,), pair indices (K,).
 
 
-def sphere_sphere(m, fr, ga, gb, margin, pidx, buf, max_points):
-    ca, cb = fr.pos[ga], fr.pos[gb]
-    ra, rb = m.geom_size[ga, 0], m.geom_size[gb, 0]
+def _balls(ca, ra, cb, rb, margin, pidx, buf):
+    """Contacts of balls at ``ca``/``cb`` (K, 3) with radii ``ra``/``rb`` (K,): normal from a to b (+z when
+    the centres coincide), the point midway between the surfaces."""
     d = cb - ca
     dist = np.linalg.norm(d, axis=1)
     n = np.where(dist[:, None] > 1e-12, d / np.maximum(dist, 1e-300)[:, None], np.array([0.0, 0.0, 1.0]))
@@ -132,6 +132,10 @@ def sphere_sphere(m, fr, ga, gb, margin, pidx, buf, max_points):
     keep = sep < margin
     pt = ca + n * (ra + 0.5 * sep)[:, None]
     buf.add(pidx[keep], pt[keep], n[keep], sep[keep])
+
+
+def sphere_sphere(m, fr, ga, gb, margin, pidx, buf, max_points):
+    _balls(fr.pos[ga], m.geom_size[ga, 0], fr.pos[gb], m.geom_size[gb, 0], margin, pidx, buf)
 
 
 def sphere_box(m, fr, ga, gb, margin, pidx, buf, max_points):
@@ -167,17 +171,11 @@ def _segments(fr, m, g):
 
 
 def sphere_capsule(m, fr, ga, gb, margin, pidx, buf, max_points):
-    c, ra = fr.pos[ga], m.geom_size[ga, 0]
+    # the sphere against the ball of the capsule's radius at the closest point of its axis
+    c = fr.pos[ga]
     a, b = _segments(fr, m, gb)
     q, _ = closest_point_segment(c, a, b)
-    rb = m.geom_size[gb, 0]
-    d = q - c
-    dist = np.linalg.norm(d, axis=1)
-    n = np.where(dist[:, None] > 1e-12, d / np.maximum(dist, 1e-300)[:, None], np.array([0.0, 0.0, 1.0]))
-    sep = dist - ra - rb
-    keep = sep < margin
-    pt = c + n * (ra + 0.5 * sep)[:, None]
-    buf.add(pidx[keep], pt[keep], n[keep], sep[keep])
+    _balls(c, m.geom_size[ga, 0], q, m.geom_size[gb, 0], margin, pidx, buf)
 
 
 def sphere_cylinder(m, fr, ga, gb, margin, pidx, buf, max_points):

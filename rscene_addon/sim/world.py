@@ -145,6 +145,18 @@ class World:
         q = self.state.quaternion[i]
         return self.state.position[i] - quat_rotate(q, self.model.body_com[i]), q.copy()
 
+    def geom_poses(self, R_body: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """World positions (G, 3) and rotations (G, 3, 3) of the geoms in the current state; ``R_body``
+        (N, 3, 3) passes the body rotations when the caller has them already."""
+        m, s = self.model, self.state
+        if R_body is None:
+            R_body = quat_to_matrix(s.quaternion)
+        g_body = m.geom_body
+        if self._geom_at_body:  # every geom at its body's centre of mass, unrotated
+            return s.position[g_body], R_body[g_body]
+        return (s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos),
+                quat_to_matrix(quat_multiply(s.quaternion[g_body], m.geom_quat)))
+
     def origin_positions(self) -> np.ndarray:
         """(N, 3) positions of the bodies' record frames (the centre of mass moved back by body_com)."""
         s = self.state
@@ -176,13 +188,7 @@ class World:
             s.angular_velocity[awake] += alpha * dt
         self.external_force[:] = 0.0
         self.external_torque[:] = 0.0
-        # geoms in the world
-        g_body = m.geom_body
-        if self._geom_at_body:
-            g_pos, g_rot = s.position[g_body], R_body[g_body]
-        else:
-            g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
-            g_rot = quat_to_matrix(quat_multiply(s.quaternion[g_body], m.geom_quat))
+        g_pos, g_rot = self.geom_poses(R_body)
         contacts = self._detect(awake, g_pos, g_rot, R_body)
         if contacts is not None and self._wake_touched(contacts, awake):
             woken = dyn & ~s.sleeping & ~awake
@@ -231,10 +237,7 @@ class World:
         self._sleep(awake, c_info)
         # particles and cloth against the new rigid poses
         if self._granular or self._cloth:
-            R_body = quat_to_matrix(s.quaternion)
-            g_pos = s.position[g_body] + np.einsum("gij,gj->gi", R_body[g_body], m.geom_pos)
-            g_rot = quat_to_matrix(quat_multiply(s.quaternion[g_body], m.geom_quat))
-            frames = Frames(m, g_pos, g_rot)
+            frames = Frames(m, *self.geom_poses())
             for k, gran in enumerate(self._granular):
                 gran.step(self, k, frames, dt)
             for k, cl in enumerate(self._cloth):
