@@ -98,17 +98,20 @@ class Record:
         pos: list[str] = []
         keys: dict[str, str] = {}
         problems: list[str] = []
-        for token in self._tokens[1:]:
-            key, eq, value = token.partition("=")
-            if eq:
-                if key in keys:  # the first one counts; check() reports the repeat
-                    problems.append(f"repeated key {key!r}")
+        if "=" not in self.source:  # no key=value token (most records): nothing out of order or repeated
+            pos = self._tokens[1:]
+        else:
+            for token in self._tokens[1:]:
+                key, eq, value = token.partition("=")
+                if eq:
+                    if key in keys:  # the first one counts; check() reports the repeat
+                        problems.append(f"repeated key {key!r}")
+                    else:
+                        keys[key] = value
+                elif keys:
+                    problems.append(f"positional field {token!r} after a key=value field")
                 else:
-                    keys[key] = value
-            elif keys:
-                problems.append(f"positional field {token!r} after a key=value field")
-            else:
-                pos.append(token)
+                    pos.append(token)
         self._pos, self._keys, self._problems = pos, keys, problems
         self._layout = (self.schema.layout_for(len(pos)) if self.schema else ()) or ()
         self._split = True
@@ -377,25 +380,14 @@ def decode_batch(records: list[Record]) -> list[bool]:
     """
     done = [False] * len(records)
     groups: dict[tuple, list[int]] = {}
-    layouts: dict[tuple, tuple] = {}
     for i, record in enumerate(records):
-        schema = record.schema
-        if schema is None:
+        if record.schema is None:
             continue
         if not record._split:
-            source = record.source
-            if "=" in source:
-                record._split_tokens()
-            else:  # no key=value token: nothing can be out of order or repeated
-                pos = (source.split() if source.isascii() else split_tokens(source))[1:]
-                key = (type(record), len(pos))  # a schema's dataclass hash walks all its fields
-                layout = layouts.get(key)
-                if layout is None:
-                    layout = layouts[key] = schema.layout_for(len(pos)) or ()
-                record._pos, record._keys, record._problems, record._layout = pos, {}, [], layout
-                record._split = True
-        if getattr(record, "_problems", None) or not record._layout:
+            record._split_tokens()
+        if record._problems or not record._layout:
             continue
+        # grouped by class, not schema: a schema's dataclass hash walks all its fields
         groups.setdefault((type(record), len(record._pos)), []).append(i)
     for indices in groups.values():
         group = [records[i] for i in indices]
