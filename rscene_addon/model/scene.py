@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
+from .errors import ValueFormatError
 from .kinds import RECORD_CLASSES, SINGLETON_TAGS, new_record
 from .record import Record
 from .schema import SECTION_RANK
@@ -140,7 +141,11 @@ class Scene:
         for record in self.records:
             if record.schema is None or record.schema.field("path") is None:
                 continue  # only scene-tree nodes: material, asset and texture ids are other namespaces
-            for key in (record.path, record.id):
+            try:
+                keys = (record.path, record.id)
+            except ValueFormatError:  # check() reports it with its line; nothing can refer to it
+                continue
+            for key in keys:
                 if key and key not in index:
                     index[key] = record
         return index

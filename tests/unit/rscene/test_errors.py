@@ -226,3 +226,11 @@ def test_a_record_too_short_for_its_path_is_reported_when_a_later_node_has_a_par
     text = H + "group /W\ncamera\nobject /W/C box 0 0 0 1 0 0 0 1 1 1 0.5 1 1 default crate parentGroupId=/W\n"
     (d,) = errors(text)
     assert (d.line, d.tag) == (3, "camera") and "missing positional field(s) path" in d.message
+
+
+def test_a_record_with_an_unreadable_path_is_reported_when_a_later_node_has_a_parent():
+    """The same lookup meets a path that does not decode: that record is reported, the lookup goes on."""
+    box = BOX.format(mass=1, mode="dynamic")
+    text = H + "group /W\n" + box.replace("/World/Box", "/W/%zz") + "\n" + box + " parentGroupId=/W\n"
+    (d,) = errors(text)
+    assert (d.line, d.tag) == (3, "object") and "path" in d.message and "%zz" in d.message
