@@ -119,16 +119,20 @@ def warm_start(V: np.ndarray, rows: Rows) -> None:
     np.add.at(V, rows.b, d[:, 6:])
 
 
-def _batch(idx, Jk, MJ, b, ck, mu, lam):
-    """One colour's rows (views) with the work buffers and views ``solve`` runs its kernels into."""
+def _batch(idx, Jb, MJ, ck, mu, lam, nxt):
+    """One colour's rows (views) with the work buffers and views ``solve`` runs its kernels into, once
+    per parity of the sweep: even sweeps read impulses from ``lam`` and write ``nxt``, odd ones the
+    other way round (swapping the buffers saves a copy per colour)."""
     m, R = lam.shape
-    new, d, X = np.empty((m, R)), np.empty((m, R)), np.empty((m, 12))
-    jx, dx = np.empty((m, R)), np.empty((m, 12))
-    t1, t2 = (new[:, 1], new[:, 2]) if R == 3 else (None, None)
+    d, X, jx, dx = np.empty((m, R)), np.empty((m, 13)), np.empty((m, R)), np.empty((m, 13))
     mag, scale = np.empty(m), np.empty(m)
-    return (idx, Jk, MJ, b, ck, mu, lam, m >= _EINSUM_ROWS, new, new[:, 0], t1, t2, new[:, 1:],
-            lam[:, 0], lam[:, 1:], d, d[:, None, :], X, X[:, :, None], jx, jx[:, :, None], dx, dx[:, None, :],
-            mag, scale)
+    common = (idx, Jb, MJ, ck, mu, m >= _EINSUM_ROWS, d, d[:, None, :], X, X[:, :, None], jx, jx[:, :, None],
+              dx, dx[:, None, :], mag, scale)
+
+    def views(old, new):
+        return (old, new, new[:, 0], new[:, 1] if R == 3 else None, new[:, 2] if R == 3 else None,
+                new[:, 1:], old[:, 0], old[:, 1:])
+    return common + views(lam, nxt), common + views(nxt, lam)
 
 
 def solve(V: np.ndarray, rows: Rows, iterations: int, tolerance: float, forward: bool,
@@ -143,78 +147,89 @@ def solve(V: np.ndarray, rows: Rows, iterations: int, tolerance: float, forward:
     velocity change, ``|delta impulse| * k``.
 
     The per-colour work is a fixed, short list of whole-array numpy calls (numpy's per-call cost, not
-    arithmetic, dominates at these sizes); the change is measured once per sweep."""
+    arithmetic, dominates at these sizes): the bodies' velocities are gathered with a 13th entry that is
+    always 1, so one product gives ``J v - target`` (the target is the Jacobian's 13th column)."""
     if rows.size == 0:
         return 0
     R = rows.J.shape[1]
     use_friction = friction and R == 3
-    # flat indices of the two bodies' 6 velocity entries: take/put on the flat view are the cheapest
-    # gather and scatter numpy has
-    flat = ((np.stack((rows.a, rows.b), axis=1) * 6)[:, :, None] + np.arange(6)).reshape(-1, 12)
-    if not V.flags.c_contiguous:
-        raise ValueError("V must be C-contiguous (it is updated through a flat view)")
-    Vf = V.reshape(-1)
-    # rows pre-scaled by their inverse effective masses: new = lam + goal * kinv - (J * kinv) @ X
+    N = len(V)
+    # flat indices of the two bodies' 6 velocity entries and of the constant 1 after them: take/put on a
+    # flat array are the cheapest gather and scatter numpy has
+    flat = np.empty((rows.size, 13), dtype=np.int64)
+    flat[:, :12] = ((np.stack((rows.a, rows.b), axis=1) * 6)[:, :, None] + np.arange(6)).reshape(-1, 12)
+    flat[:, 12] = 6 * N
+    Vx = np.empty(6 * N + 1)
+    Vx[:-1] = V.reshape(-1)
+    Vx[-1] = 1.0
+    # rows pre-scaled by their inverse effective masses: new = lam - (J * kinv | -target * kinv) @ (v | 1)
     kinv = rows.kinv[:, :R]
-    Jk = rows.J * kinv[:, :, None]
-    b = np.zeros((rows.size, R))
-    b[:, 0] = rows.target * kinv[:, 0]
+    Jb = np.zeros((rows.size, R, 13))
+    np.multiply(rows.J, kinv[:, :, None], out=Jb[:, :, :12])
+    Jb[:, 0, 12] = -rows.target * kinv[:, 0]
+    MJ = np.zeros((rows.size, R, 13))
+    MJ[:, :, :12] = rows.MJ
     ck = rows.cfm * kinv[:, 0]  # cfm (wires) softens the normal row: it pulls back on its own impulse
     soft = bool(ck.any())
+    lam_a, lam_b = rows.lam, np.empty_like(rows.lam)
     # one colour's arrays and work buffers, made once per call: a sweep then only runs numpy kernels
-    # into them (no temporaries, no new views; the same operations in the same order as on fresh arrays)
-    batches = [_batch(flat[s:e], Jk[s:e], rows.MJ[s:e], b[s:e], ck[s:e], rows.mu[s:e], rows.lam[s:e])
+    # into them (no temporaries, no new views)
+    batches = [_batch(flat[s:e], Jb[s:e], MJ[s:e], ck[s:e], rows.mu[s:e], lam_a[s:e], lam_b[s:e])
                for s, e in (rows.slices if forward else rows.slices[::-1])]
-    lam_all = rows.lam
-    lever_col = None if lever is None else lever[:, None]
+    even, odd = [x[0] for x in batches], [x[1] for x in batches]
     k_all = rows.k[:, :R]
-    watched = lam_all if lever is None else V
-    before = np.empty_like(watched)
+    if lever is not None:
+        lever_col = lever[:, None]
+        before = np.empty(6 * N)
+        change = before.reshape(N, 6)
+    else:
+        change = np.empty_like(lam_a)
     sweep = 0
-    for sweep in range(1, iterations + 1):
-        np.copyto(before, watched)
-        for (idx, Jk, MJ, b, ck, mu, lam, big, new, ln, t1, t2, tang, lam_n, lam_t, d, d3, X, X3, jx, jx3, dx,
-             dx3, mag, scale) in batches:
-            Vf.take(idx, out=X, mode="clip")  # (indices are valid: "raise" would buffer the output)
-            np.add(lam, b, out=new)
-            if big:
-                np.einsum("mrk,mk->mr", Jk, X, out=jx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for sweep in range(1, iterations + 1):
+            if lever is not None:
+                np.copyto(before, Vx[:-1])
+            for (idx, Jb, MJ, ck, mu, big, d, d3, X, X3, jx, jx3, dx, dx3, mag, scale,
+                 lam, new, ln, t1, t2, tang, lam_n, lam_t) in (even if sweep % 2 else odd):
+                Vx.take(idx, out=X, mode="clip")  # (indices are valid: "raise" would buffer the output)
+                if big:
+                    np.einsum("mrk,mk->mr", Jb, X, out=jx)
+                else:
+                    np.matmul(Jb, X3, out=jx3)
+                np.subtract(lam, jx, out=new)
+                if soft:
+                    np.multiply(ck, lam_n, out=mag)
+                    ln -= mag
+                np.maximum(ln, _ZERO, out=ln)
+                if use_friction:
+                    # Coulomb disc: the tangential impulse scaled back to at most mu * normal impulse
+                    # (fmin ignores the NaN of 0 / 0: no friction impulse, nothing to scale)
+                    np.hypot(t1, t2, out=mag)
+                    np.multiply(mu, ln, out=scale)
+                    scale /= mag
+                    np.fmin(scale, _ONE, out=scale)
+                    t1 *= scale
+                    t2 *= scale
+                elif R == 3:
+                    tang[...] = lam_t  # friction rows keep their impulses
+                np.subtract(new, lam, out=d)
+                if big:
+                    np.einsum("mr,mrk->mk", d, MJ, out=dx)
+                else:
+                    np.matmul(d3, MJ, out=dx3)
+                X += dx
+                Vx[idx] = X
+            if lever is None:  # the sweep's impulses are in one buffer, the last sweep's in the other
+                np.subtract(lam_a, lam_b, out=change)
+                np.abs(change, out=change)
+                change *= k_all
             else:
-                np.matmul(Jk, X3, out=jx3)
-            new -= jx
-            if soft:
-                np.multiply(ck, lam_n, out=mag)
-                ln -= mag
-            np.maximum(ln, _ZERO, out=ln)
-            if use_friction:
-                # Coulomb disc: the tangential impulse scaled back to at most mu * normal impulse
-                np.hypot(t1, t2, out=mag)
-                np.add(mag, _TINY, out=mag)
-                np.multiply(mu, ln, out=scale)
-                scale /= mag
-                np.minimum(scale, _ONE, out=scale)
-                t1 *= scale
-                t2 *= scale
-            elif R == 3:
-                tang[...] = lam_t  # friction rows keep their impulses
-            np.subtract(new, lam, out=d)
-            lam[...] = new
-            if big:
-                np.einsum("mr,mrk->mk", d, MJ, out=dx)
-            else:
-                np.matmul(d3, MJ, out=dx3)
-            X += dx
-            Vf[idx] = X
-        if lever is None:
-            before -= lam_all
-            np.abs(before, out=before)
-            before *= k_all
-            err = before.max()
-        else:
-            before -= V
-            np.abs(before, out=before)
-            before[:, 3:] *= lever_col
-            err = before.max()
-        if err < tolerance:
-            break
+                np.subtract(before, Vx[:-1], out=before)
+                np.abs(before, out=before)
+                change[:, 3:] *= lever_col
+            if change.max() < tolerance:
+                break
+    if sweep % 2:  # odd sweeps wrote the other buffer
+        lam_a[...] = lam_b
+    V[...] = Vx[:-1].reshape(N, 6)
     return sweep
