@@ -11,7 +11,9 @@ shipped, not per iteration.
 
 1. N = 100 for 250 frames at 60 fps: our ``simulate``, Blender (rigid body world, point cache 1..250,
    stepped by ``scene.frame_set(f)``), MuJoCo when ``import mujoco`` works (same cubes, masses,
-   friction 0.8 and time step; its default solver), else skipped.
+   friction 0.8 and time step; its default solver), else skipped. Then ours again with the record's
+   ``iterations`` at Blender's default of 10 (at most 10 velocity sweeps, like Bullet's 10 iterations):
+   the cost per unit of solver work, apart from how many sweeps each engine does by default.
 2. N = 1000 for fewer frames (``--big-frames``, default 40, printed) to stay within a few minutes on two
    cores; growth 1000/100 is per frame against the 100-cube scene over the *same* first frames.
 3. Writing keys: the 100 x 250 trajectory baked by ``rscene_addon.blender.bake.bake_trajectory`` into
@@ -42,6 +44,7 @@ SUBSTEPS = 4  # dt = 1/240
 SIZE = 0.3
 LAYERS = 4
 REPEATS = 3  # key-writing measurements
+BLENDER_ITERATIONS = 10  # RigidBodyWorld.solver_iterations default
 
 
 def layout(n: int, seed: int = 7):
@@ -59,18 +62,18 @@ def layout(n: int, seed: int = 7):
     return pos, quat
 
 
-def scene_text(n: int) -> str:
+def scene_text(n: int, iterations: int = 80) -> str:
     pos, quat = layout(n)
-    lines = header(dt=1.0 / (FPS * SUBSTEPS), sleeping=True) + [ground()]
+    lines = header(dt=1.0 / (FPS * SUBSTEPS), sleeping=True, iterations=iterations) + [ground()]
     lines += [obj(f"/World/Cube{i}", "box", pos=pos[i], quat=quat[i], scale=(SIZE,) * 3) for i in range(n)]
     return "\n".join(lines) + "\n"
 
 
 # -- our core ------------------------------------------------------------------------------------------------
 
-def run_ours(n: int, frames: int):
+def run_ours(n: int, frames: int, iterations: int = 80):
     from rscene_addon.formats import rscene
-    scene = rscene.loads(scene_text(n))
+    scene = rscene.loads(scene_text(n, iterations))
     t0 = time.perf_counter()
     tr = simulate(scene, (frames - 1) / FPS, FPS, substeps=SUBSTEPS)
     return time.perf_counter() - t0, tr
@@ -253,6 +256,12 @@ def main(argv=None) -> int:
         return t_ours, t_bl, t_mj, tr
 
     small = row("pile", 100, args.frames)
+    # the same work per step as Blender's default (10 solver iterations): what a sweep costs, apart
+    # from how many sweeps each engine does by default
+    t_10, tr_10 = run_ours(100, args.frames, iterations=BLENDER_ITERATIONS)
+    z = tr_10.position[-1, :, 2]
+    print(f"pile at {BLENDER_ITERATIONS} sweeps (the record's iterations, Blender's default): ours {t_10:7.2f} s "
+          f"(final z range {z.min():.3f}..{z.max():.3f} m)  ours/Blender {t_10 / small[1]:6.1f}x", flush=True)
     if not args.skip_big:
         bf = min(args.big_frames, args.frames)
         print(f"(the {args.big}-cube run is bounded to {bf} frames = {(bf - 1) / FPS:.2f} s of simulated "
