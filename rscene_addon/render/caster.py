@@ -24,7 +24,7 @@ import numpy as np
 
 from .ids import GEOMETRY_TYPES
 
-__all__ = ["BACKENDS", "BVHCaster", "CasterCache", "EmbreeCaster", "Hits", "SceneTriangles",
+__all__ = ["BACKENDS", "BVHCaster", "CasterCache", "EmbreeCaster", "Hits", "SceneTriangles", "TriangleGatherer",
            "available_backends", "embree_available", "make_caster", "run_in_slices", "scene_triangles",
            "worker_count"]
 
@@ -89,37 +89,97 @@ def _mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray]:
             ob.to_mesh_clear()
 
 
-def scene_triangles(depsgraph, entities) -> SceneTriangles:
-    """World-space triangles of every render-visible evaluated instance of ``depsgraph``, with the
-    instance id ``entities`` (:class:`~.ids.EntityIndex`) gives each triangle's owner."""
-    cache: dict[int, tuple] = {}
+def _static_mesh_key(ob) -> int | None:
+    """The original mesh's pointer when an evaluated object's geometry is that mesh and nothing can
+    change it while frames play (no modifiers, shape keys, animated mesh data or edit mode), else None."""
+    original = ob.original
+    if original is None or original.type != "MESH" or original.modifiers or original.mode == "EDIT":
+        return None
+    mesh = original.data
+    if mesh is None or mesh.shape_keys is not None or mesh.animation_data is not None:
+        return None
+    return mesh.as_pointer()
+
+
+class TriangleGatherer:
+    """:func:`scene_triangles` frame after frame within one run.
+
+    Meshes that cannot change while the frames play (see ``_static_mesh_key``) are read from Blender
+    once; every other geometry is read each frame. A frame whose instances all have the matrices, ids
+    and local geometry they had last frame gives back the last frame's triangles themselves, which
+    :class:`CasterCache` takes as unchanged without comparing them. Make a new one per run: the user may
+    edit meshes between runs."""
+
+    def __init__(self, keep_static: bool = True) -> None:
+        self.mesh_reads = 0  # meshes read from Blender so far
+        self._static: dict[int, tuple] | None = {} if keep_static else None
+        self._last: tuple | None = None  # (parts, triangles) of the last frame
+
+    def __call__(self, depsgraph, entities) -> SceneTriangles:
+        frame_meshes: dict[int, tuple] = {}
+        parts = []
+        for inst in depsgraph.object_instances:
+            ob = inst.object
+            if ob.type not in GEOMETRY_TYPES:
+                continue
+            owner = inst.parent.original if inst.is_instance and inst.parent is not None else ob.original
+            if owner.hide_render or (not inst.is_instance and ob.original.hide_render):
+                continue
+            static = _static_mesh_key(ob) if self._static is not None else None
+            if static is not None:
+                arrays, cache, key = self._static.get(static), self._static, static
+            else:  # instances of one evaluated mesh share its arrays within the frame
+                key = ob.data.as_pointer() if ob.type == "MESH" and ob.data is not None else None
+                arrays, cache = (frame_meshes.get(key) if key is not None else None), frame_meshes
+            if arrays is None:
+                arrays = _mesh_arrays(ob)
+                self.mesh_reads += 1
+                if key is not None:
+                    cache[key] = arrays
+            parts.append((arrays, np.array(inst.matrix_world, dtype=np.float64), entities.instance_id_for(owner),
+                          static is not None))
+        if self._last is not None and _same_parts(self._last[0], parts):
+            return self._last[1]
+        triangles = _world_triangles(parts)
+        self._last = (parts, triangles)
+        return triangles
+
+
+def _same_parts(last: list, parts: list) -> bool:
+    """Whether two frames' instances give the same triangles: same matrices and ids, and the same local
+    geometry (the very arrays for meshes read once, equal arrays for what was read again)."""
+    if len(last) != len(parts):
+        return False
+    for (arrays0, m0, id0, _), (arrays1, m1, id1, static1) in zip(last, parts):
+        if id0 != id1 or not np.array_equal(m0, m1):
+            return False
+        if arrays0 is not arrays1 and (static1 or not (np.array_equal(arrays0[0], arrays1[0])
+                                                       and np.array_equal(arrays0[1], arrays1[1]))):
+            return False
+    return True
+
+
+def _world_triangles(parts) -> SceneTriangles:
+    """One soup from ``((local vertices, faces), matrix, id, static)`` per instance."""
     verts, tris, ids = [], [], []
     count = 0
-    for inst in depsgraph.object_instances:
-        ob = inst.object
-        if ob.type not in GEOMETRY_TYPES:
-            continue
-        owner = inst.parent.original if inst.is_instance and inst.parent is not None else ob.original
-        if owner.hide_render or (not inst.is_instance and ob.original.hide_render):
-            continue
-        # instances of one mesh share its arrays; only the matrix differs
-        key = ob.data.as_pointer() if ob.type == "MESH" and ob.data is not None else None
-        arrays = cache.get(key) if key is not None else None
-        if arrays is None:
-            arrays = _mesh_arrays(ob)
-            if key is not None:
-                cache[key] = arrays
-        local, faces = arrays
+    for (local, faces), m, object_id, _ in parts:
         if not len(faces):
             continue
-        m = np.array(inst.matrix_world, dtype=np.float64)
         verts.append(local @ m[:3, :3].T + m[:3, 3])
         tris.append(faces + count)
-        ids.append(np.full(len(faces), entities.instance_id_for(owner), dtype=np.int32))
+        ids.append(np.full(len(faces), object_id, dtype=np.int32))
         count += len(local)
     return SceneTriangles(np.concatenate(verts) if verts else np.zeros((0, 3)),
                           np.concatenate(tris) if tris else np.zeros((0, 3), dtype=np.int64),
                           np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32))
+
+
+def scene_triangles(depsgraph, entities) -> SceneTriangles:
+    """World-space triangles of every render-visible evaluated instance of ``depsgraph``, with the
+    instance id ``entities`` (:class:`~.ids.EntityIndex`) gives each triangle's owner (one frame; a run
+    of frames uses a :class:`TriangleGatherer`)."""
+    return TriangleGatherer(keep_static=False)(depsgraph, entities)
 
 
 class _Tables:
@@ -275,7 +335,7 @@ class CasterCache:
     def caster_for(self, triangles: SceneTriangles):
         """The cached caster if ``triangles`` equal its own exactly, else a new one (then cached)."""
         last = self.caster
-        if last is None or not _same_triangles(last.triangles, triangles):
+        if last is None or (last.triangles is not triangles and not _same_triangles(last.triangles, triangles)):
             self.caster = make_caster(triangles, self.backend)
             self.builds += 1
         return self.caster

@@ -29,7 +29,7 @@ from ..sensors.noise import add_gaussian_noise
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from . import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
-from .caster import CasterCache, scene_triangles
+from .caster import CasterCache, TriangleGatherer
 from .ids import EntityIndex
 from .outputs import RenderManifest, manifest_filename
 from .poses import PoseTable, source_for
@@ -207,6 +207,7 @@ class RenderJob:
                                           self.out_dir, tmp_dir, self._report, cryptomatte)
             rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
             casters = CasterCache(self.options.raycaster)  # lidar geometry, rebuilt only when it changes
+            gather = TriangleGatherer()  # meshes that cannot change are read once per run
             sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
             poses = PoseTable(sources)
             self._register_sensors(manifest, cameras, lidars, imus)
@@ -243,7 +244,7 @@ class RenderJob:
                     yield done / total
                 if lidars:
                     t0 = time.perf_counter()
-                    caster = casters.caster_for(scene_triangles(depsgraph, entities))
+                    caster = casters.caster_for(gather(depsgraph, entities))
                     manifest.metadata["lidar_raycaster"] = caster.name
                     for spec in lidars:
                         self.status = f"frame {frame}: {spec.name}"
