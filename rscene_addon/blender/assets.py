@@ -93,7 +93,7 @@ class AssetLibrary:
             ob.empty_display_size = 0.5
             ob.show_name = True
             ob.name = f"MISSING {os.path.basename(shown) or 'mesh'} ({os.path.basename(record.path)})"
-            ob.rscene.imported_name = ob.name
+            ob.rscene.name_at_import = ob.name  # not the path's last part: export must not see a rename
 
     def load(self, path: str):
         if path in self.collections:

@@ -17,7 +17,8 @@ CACHE_MODIFIER = "rscene simulation cache"  # modifiers take no custom propertie
 
 
 def nodes_by_path(bl_scene) -> dict:
-    return {ob.rscene.path: ob for ob in bl_scene.objects if ob.rscene.path}
+    paths = ((ob.rscene.path, ob) for ob in bl_scene.objects)  # read once: it is looked up in the source
+    return {path: ob for path, ob in paths if path}
 
 
 def _write_channel(action, ob, data_path: str, index: int, co: np.ndarray, values: np.ndarray,
@@ -236,7 +237,7 @@ def kinematic_tracks(bl_scene, frame_start: int, frame_count: int) -> dict:
     scene is stepped once per frame (no per-key work) and returned to the frame it was on.
     """
     animated = [ob for ob in bl_scene.objects
-                if ob.rscene.kind == "object" and ob.rscene.body_mode == "kinematic"
+                if ob.rscene.body_mode == "kinematic" and ob.rscene.kind == "object"
                 and ob.animation_data is not None and ob.animation_data.action is not None
                 and not ob.animation_data.action.get(BAKE_TAG)]
     if not animated:

@@ -4,14 +4,16 @@ Passes, as in glTF-Blender-IO: keep the source text, materials, the collection t
 per node record, then the scene-wide settings (world, gravity, camera, resolution) last, so a failure
 before them leaves the Blender file exactly as it was.
 
-Each node object carries ``ob.rscene`` (source text, record index, path, id, editable physics fields);
-export (``extract.py``) compares Blender with the records and rewrites only what changed.
+Each node object carries ``ob.rscene`` (source text and record index, from which its kind, path and id
+are read, and the editable physics fields); export (``extract.py``) compares Blender with the records
+and rewrites only what changed.
 """
 from __future__ import annotations
 
 import math
 import os
 from dataclasses import dataclass
+from itertools import chain, count, repeat
 from typing import Callable
 
 import bpy
@@ -21,9 +23,8 @@ from ..formats import rscene
 from ..model import Record, Scene
 from ..model.record import paused_gc
 from . import conventions as cv
-from . import assets, meshes, world
-from .materials import (ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, assign_object_material,
-                        material_from_record, new_material)
+from . import assets, meshes, sources, world
+from .materials import ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material
 from .support_records import build_support_record
 from .transaction import Transaction
 
@@ -69,6 +70,11 @@ def _set_node_props(props, record, mode: str) -> None:
             props.instance_id = max(int(get("instanceId")), -1)
 
 
+def _floats(vectors, width: int) -> np.ndarray:
+    """(N, width) float64 from N tuples (twice as fast as ``np.array`` on tuples)."""
+    return np.fromiter(chain.from_iterable(vectors), np.float64, len(vectors) * width).reshape(-1, width)
+
+
 def _set_pose(ob, location, quaternion, scale) -> None:
     ob.location = location
     ob.rotation_mode = "QUATERNION"
@@ -98,6 +104,7 @@ class SceneBuilder:
         self._source_name: str | None = None  # the source text's name, read once (an RNA string read each time)
         self._uids: dict[int, int] | None = None
         self._poses: list | None = None  # while _build_nodes runs: object poses to set in bulk
+        self._objects_new = None  # while build runs: bpy.data.objects.new, looked up once (1 us a call)
 
     def warn(self, message: str) -> None:
         self.report("WARNING", message)
@@ -106,6 +113,8 @@ class SceneBuilder:
 
     def build(self) -> bpy.types.Collection:
         with paused_gc(), Transaction():
+            self._objects_new = bpy.data.objects.new
+            self._uid_index()
             self.source = self._store_source()
             self._source_name = self.source.name
             self.root = bpy.data.collections.new(self.name)
@@ -114,12 +123,15 @@ class SceneBuilder:
             self._build_nodes()
             self._link_root()
             self._apply_scene_settings()
+            self._objects_new = None
+        sources.remember(self.source, self.scene)  # the text's document, parsed already
         return self.root
 
     def _store_source(self):
         text = bpy.data.texts.new(f"{self.name}.rscene")
         text.from_string(rscene.dumps(self.scene))
         text["rscene_path"] = self.scene.path or ""
+        sources.new_revision(text)
         text.use_fake_user = True
         return text
 
@@ -136,16 +148,16 @@ class SceneBuilder:
             self.materials.setdefault(record.id, mat)
 
     def material(self, ref: str):
-        if not ref:
-            ref = "engine_default"
-        mat = self.materials.get(ref)
-        if mat is None:
-            if ref != "engine_default":
-                self.warn(f"material {ref!r} is not defined: using engine_default")
-                return self.material("engine_default")
-            mat = new_material("engine_default", ENGINE_DEFAULT_COLOR, 0.0, ENGINE_DEFAULT_ROUGHNESS)
-            mat["rscene_id"] = "engine_default"
-            self.materials[ref] = mat
+        mat = self.materials.get(ref or "engine_default")
+        return mat if mat is not None else self._missing_material(ref or "engine_default")
+
+    def _missing_material(self, ref: str):
+        if ref != "engine_default":
+            self.warn(f"material {ref!r} is not defined: using engine_default")
+            return self.material("engine_default")
+        mat = new_material("engine_default", ENGINE_DEFAULT_COLOR, 0.0, ENGINE_DEFAULT_ROUGHNESS)
+        mat["rscene_id"] = "engine_default"
+        self.materials[ref] = mat
         return mat
 
     def _tag(self, datablock, record: Record) -> None:
@@ -170,11 +182,11 @@ class SceneBuilder:
                 sub.hide_select = bool(child.get("locked")) if child.schema.field("locked") else False
                 self.collections[id(child)] = sub
                 pending.append((child, sub))
-        self._parent_collection = {}
+        self._parent_collection = {}  # the records in a group; every other one goes in the root collection
         for parent, children in tree.items():
-            target = self.collections.get(id(parent), self.root) if parent is not None else self.root
-            for child in children:
-                self._parent_collection[id(child)] = target if parent is None or parent.tag == "group" else self.root
+            if parent is not None and parent.tag == "group":
+                target = self.collections.get(id(parent), self.root)
+                self._parent_collection.update(dict.fromkeys(map(id, children), target))
 
     def collection_for(self, record: Record):
         return self._parent_collection.get(id(record), self.root)
@@ -202,86 +214,84 @@ class SceneBuilder:
         parent_collection, root, uids = self._parent_collection, self.root, self._uid_index()
         assets = self.assets
         members: dict = {}  # collection -> the objects linked to it here, in order (its own order: it is new)
+        links: dict = {}  # collection -> its objects.link, looked up once
         self._poses = poses = []
-        posed = []  # (collection, index in it) of each entry of poses
         for i, record in enumerate(records):
             ob = builders.get(record.tag, support)(record)
             if ob is not None:
                 node_uids.append(uids[id(record)])  # every builder makes its object with new_object(record)
                 collection = parent_collection.get(id(record), root)
-                collection.objects.link(ob)
-                linked = members.get(collection)
-                if linked is None:
-                    linked = members[collection] = []
-                while len(posed) < len(poses):  # normally one pose, this object's
-                    posed.append((collection, len(linked)) if poses[len(posed)][0] is ob else None)
+                link = links.get(collection)
+                if link is None:
+                    link = links[collection] = collection.objects.link
+                    members[collection] = []
+                link(ob)
+                linked = members[collection]
                 linked.append(ob)
                 if assets.pending_children:
                     for child in assets.take_children():
-                        collection.objects.link(child)
+                        link(child)
                         linked.append(child)
             if i % 256 == 0:
                 self.progress(i / total)
         self._poses = None
-        self._apply_poses(poses, posed, members)
+        self._apply_poses(poses, members)
         # export removes the records of node objects the user deleted
         self.source["rscene_node_uids"] = node_uids
         self.progress(1.0)
 
-    def _apply_poses(self, poses: list, posed: list, members: dict) -> None:
+    def _apply_poses(self, poses: list, members: dict) -> None:
         """Location, quaternion and scale of every ``object`` record: one ``foreach_set`` per collection and
         property instead of four RNA writes per object. Other objects in the collection keep their values
         (read first); a collection holding objects not linked here gets the per-object writes."""
+        where = {}  # id of each wrapper linked here (those in poses) -> (its collection, its index there)
+        for collection, linked in members.items():
+            where.update(zip(map(id, linked), zip(repeat(collection), count())))
         by_collection: dict = {}
-        posed += [None] * (len(poses) - len(posed))
-        for where, pose in zip(posed, poses):
-            if where is None:  # an object some builder made and did not return: not linked here
+        for pose in poses:
+            found = where.get(id(pose[0]))
+            if found is None:  # an object some builder made and did not return: not linked here
                 _set_pose(*pose)
                 continue
-            collection, index = where
+            collection, index = found
             indices, rows = by_collection.setdefault(collection, ([], []))
             indices.append(index)
             rows.append(pose)
         for collection, (indices, rows) in by_collection.items():
             objects = collection.objects
-            count = len(objects)
-            if count != len(members[collection]):
+            size = len(objects)
+            linked = members[collection]
+            if size != len(linked):
                 for index, (_, location, quaternion, scale) in zip(indices, rows):
-                    _set_pose(members[collection][index], location, quaternion, scale)
+                    _set_pose(linked[index], location, quaternion, scale)
                 continue
+            keep = len(indices) < size  # else every value is replaced: nothing to read first
             index = np.asarray(indices)
             _, locations, quaternions, scales = zip(*rows)
-            for name, width, values in (("location", 3, locations), ("scale", 3, scales)):
-                array = np.empty(count * width, dtype=np.float32)
-                objects.foreach_get(name, array)
-                array.reshape(count, width)[index] = values
+            columns = (("location", 3, np.float32, _floats(locations, 3)),
+                       ("scale", 3, np.float32, _floats(scales, 3)),
+                       ("rotation_mode", 1, np.int32, _QUATERNION_MODE),
+                       ("rotation_quaternion", 4, np.float32, cv.normalized_quats(_floats(quaternions, 4))))
+            for name, width, dtype, values in columns:
+                array = np.empty(size * width, dtype=dtype)
+                if keep:
+                    objects.foreach_get(name, array)
+                array.reshape(size, width)[index] = values
                 objects.foreach_set(name, array)
-            modes = np.empty(count, dtype=np.int32)
-            objects.foreach_get("rotation_mode", modes)
-            modes[index] = _QUATERNION_MODE
-            objects.foreach_set("rotation_mode", modes)
-            array = np.empty(count * 4, dtype=np.float32)
-            objects.foreach_get("rotation_quaternion", array)
-            array.reshape(count, 4)[index] = cv.normalized_quats(quaternions)
-            objects.foreach_set("rotation_quaternion", array)
 
     def new_object(self, record: Record, data, name: str | None = None):
         return self._new_object(record, data, name)[0]
 
     def _new_object(self, record: Record, data, name: str | None = None):
-        """The object and its ``rscene`` properties (each ``ob.rscene`` access makes a new wrapper)."""
-        path = record.path or record.tag
-        if name is None:
-            stripped = path.rstrip("/")
-            name = stripped[stripped.rfind("/") + 1:] or path  # os.path.basename, without the call
-        ob = bpy.data.objects.new(name, data)
+        """The object and its ``rscene`` properties (each ``ob.rscene`` access makes a new wrapper).
+        Only the source and record index are written: kind, path and id are read from the record."""
+        usual = sources.node_name(record.path or record.tag)
+        ob = self._objects_new(name or usual, data)
         props = ob.rscene
         props.source = self._source_name
-        props.uid = self._uid_index()[id(record)]
-        props.kind = record.tag
-        props.path = path
-        props.record_id = record.id or ""
-        props.imported_name = ob.name
+        props.uid = self._uids[id(record)]
+        if ob.name != usual:  # a name taken already ("Crate.001"), or too long: export must know it
+            props.name_at_import = ob.name
         return ob, props
 
     def build_object(self, record: Record):
@@ -294,14 +304,16 @@ class SceneBuilder:
             return None
         scale = get("scale")
         if primitive == "box" or primitive == "ground":
-            data = self.meshes.get(primitive)
+            dims = ()
         elif primitive == "sphere":
-            data, scale = self.meshes.get("sphere", get("radius") * scale[0]), _UNIT
+            dims, scale = (get("radius") * scale[0],), _UNIT
         elif primitive == "cylinder" or primitive == "capsule":
-            data = self.meshes.get(primitive, get("radius") * scale[0], get("height") * scale[2])
-            scale = _UNIT
+            dims, scale = (get("radius") * scale[0], get("height") * scale[2]), _UNIT
         else:
-            data = None
+            dims = None
+        data = None
+        if dims is not None:  # the shared mesh carries the material: no material slot per object
+            data = self.meshes.get(primitive, *dims, material=self.material(get("material")))
         ob, props = self._new_object(record, data)
         if self._poses is not None:  # set in bulk once the objects are linked (_build_nodes)
             self._poses.append((ob, get("position"), get("quaternion"), scale))
@@ -309,8 +321,6 @@ class SceneBuilder:
             _set_pose(ob, get("position"), get("quaternion"), scale)
         if primitive == "mesh":
             self.assets.attach(ob, record, self.options.placeholders, self.meshes)
-        elif data is not None:
-            assign_object_material(ob, self.material(get("material")))
         _set_node_props(props, record, mode)
         # new objects are shown and rendered: only hiding is written
         if collision_only:
@@ -411,17 +421,18 @@ class SceneBuilder:
 
     def _apply_scene_settings(self) -> None:
         scene, bl = self.scene, self.bl_scene
-        bl.gravity = scene.gravity
+        settings = scene.settings("gravity", "time_step", "solver", "environment", "weather")
+        bl.gravity = settings["gravity"].get("gravity")  # scene.gravity, scene.time_step: a pass each
         props = bl.rscene
         props.source = self.source.name
-        props.time_step = scene.time_step
-        solver = scene.setting("solver")
+        props.time_step = settings["time_step"].get("dt")
+        solver = settings["solver"]
         props.solver_iterations = solver.get("iterations")
         props.erp = solver.get("erp")
         props.default_friction = solver.get("defaultFriction")
         props.default_restitution = solver.get("defaultRestitution")
         if self.options.import_world:
-            environment, weather = scene.setting("environment"), scene.setting("weather")
+            environment, weather = settings["environment"], settings["weather"]
             bl.world = world.build_world(f"{self.name} world", environment, weather, scene.resolve, self.warn)
             world.apply_color_management(bl, environment)
         if self.first_camera and self.options.set_active_camera:

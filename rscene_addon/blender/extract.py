@@ -17,6 +17,7 @@ from ..formats import rscene
 from ..model import Scene, new_record
 from . import conventions as cv
 from .materials import material_values
+from .props import imported_name
 
 
 def _set(record, name: str, value, tol: float = 1e-6) -> bool:
@@ -40,12 +41,14 @@ def _rotation(ob):
 
 
 def _rename(record, ob) -> None:
-    props = ob.rscene
-    if ob.name == props.imported_name or not record.schema.field("path"):
+    if not record.schema.field("path"):
+        return
+    path = record.path or record.tag  # as imported: export never rewrites the source text
+    if ob.name == imported_name(ob.rscene, path):
         return
     if record.schema.field("id") and not record.has("id"):
         record.set("id", record.id)  # the id stays when the path changes
-    parent = props.path.rsplit("/", 1)[0] if "/" in props.path else ""
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
     record.set("path", f"{parent}/{ob.name}")
 
 
@@ -231,13 +234,14 @@ def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
         if source and props.source == source and 0 <= props.uid < len(items):
             record = items[props.uid]
             seen.add(props.uid)
-            if props.kind == "object":
+            kind = getattr(record, "tag", "")  # props.kind, read from this parse of the same text
+            if kind == "object":
                 update_object(record, ob)
-            elif props.kind == "light":
+            elif kind == "light":
                 update_light(record, ob)
-            elif props.kind == "camera":
+            elif kind == "camera":
                 update_camera(record, ob, bl_scene)
-            elif props.kind == "articulated":
+            elif kind == "articulated":
                 from .robots import update_articulated
                 update_articulated(record, ob)
         elif not props.source and not ob.get("rscene_collision") and ob.parent is None:

@@ -122,19 +122,25 @@ def grid_geometry(xs: int, ys: int, x_size: float, y_size: float, heights: np.nd
 
 
 class PrimitiveCache:
-    """One mesh datablock per distinct primitive shape and size (identical primitives share it)."""
+    """One mesh datablock per distinct primitive shape, size and material (identical primitives share it).
+
+    A ``material`` goes on the mesh's own slot, as Blender's linked duplicates and the glTF importer have
+    it: the objects sharing the mesh need no slot of their own (a user can still give one object its own
+    material with an Object-linked slot, which export reads the same way)."""
 
     def __init__(self, created: list):
         self.meshes: dict[tuple, bpy.types.Mesh] = {}
         self.created = created
 
-    def get(self, kind: str, *dims: float):
-        key = (kind,) + tuple(round(float(d), 9) for d in dims)
+    def get(self, kind: str, *dims: float, material=None):
+        key = (kind, material, *[round(float(d), 9) for d in dims]) if dims else (kind, material)
         mesh = self.meshes.get(key)
         if mesh is None:
             verts, faces = GEOMETRY[kind](*dims)
             label = kind if not dims else f"{kind}_" + "x".join(f"{d:g}" for d in dims)
             mesh = mesh_from_arrays(f"rscene_{label}", verts, faces, smooth=kind in ("sphere", "cylinder", "capsule"))
+            if material is not None:
+                mesh.materials.append(material)
             self.created.append(mesh)
             self.meshes[key] = mesh
         return mesh

@@ -79,12 +79,16 @@ class Scene:
 
     def setting(self, tag: str) -> Record:
         """The record in force for a singleton kind (the last one wins), or Engine 2's defaults."""
-        if tag not in SINGLETON_TAGS:
-            raise KeyError(f"{tag!r} is not a singleton record kind")
-        found = self.of(tag)
-        if found:
-            return found[-1]
-        return new_record(tag)
+        return self.settings(tag)[tag]
+
+    def settings(self, *tags: str) -> dict[str, Record]:
+        """``setting`` of several singleton kinds, in one pass over the records (a pass per kind adds up
+        in a large scene)."""
+        for tag in tags:
+            if tag not in SINGLETON_TAGS:
+                raise KeyError(f"{tag!r} is not a singleton record kind")
+        found = {record.tag: record for record in self.of(*tags)}  # the last one of a kind wins
+        return {tag: found[tag] if tag in found else new_record(tag) for tag in tags}
 
     @property
     def time_step(self) -> float:
@@ -173,6 +177,8 @@ class Scene:
         if record.schema is None:
             return None
         keys = record.raw_keys
+        if not keys:  # both are keys: a record without any (most) has no parent
+            return None
         for key in ("parentGroupId", "parentId"):
             if keys.get(key, "-") in ("", "-"):
                 continue  # absent or empty: the default, no parent (both keys default to "")
@@ -192,14 +198,15 @@ class Scene:
             if record.schema is None or not record.schema.field("path"):
                 continue
             parent = self.parent_of(record)
-            seen = {id(record)}
-            walk = parent
-            while walk is not None:
-                if id(walk) in seen:
-                    parent = None
-                    break
-                seen.add(id(walk))
-                walk = self.parent_of(walk)
+            if parent is not None:
+                seen = {id(record)}
+                walk = parent
+                while walk is not None:
+                    if id(walk) in seen:
+                        parent = None
+                        break
+                    seen.add(id(walk))
+                    walk = self.parent_of(walk)
             tree.setdefault(parent, []).append(record)
         return tree
 

@@ -62,6 +62,7 @@ class RecordSchema:
     doc: str = ""
     _index: dict = field(default_factory=dict, compare=False, repr=False)
     _offsets: dict = field(default_factory=dict, compare=False, repr=False)
+    _layout_by_count: dict = field(default_factory=dict, compare=False, repr=False)  # layout_for's answers
 
     def __post_init__(self):
         index = {}
@@ -105,10 +106,10 @@ class RecordSchema:
 
     def layout_for(self, count: int) -> tuple[Field, ...] | None:
         """The longest layout that ``count`` positional tokens fill, or None if too few."""
-        for layout, size in zip(self.layouts, self._offsets["sizes"]):
-            if size <= count:
-                return layout
-        return None
+        if count not in self._layout_by_count:  # asked once per record read: remembered
+            self._layout_by_count[count] = next(
+                (layout for layout, size in zip(self.layouts, self._offsets["sizes"]) if size <= count), None)
+        return self._layout_by_count[count]
 
 
 def layout_size(layout: tuple[Field, ...]) -> int:

@@ -9,7 +9,7 @@ from bpy_extras.object_utils import world_to_camera_view
 from tests.corpus import EXAMPLE, RSCENE_FILES
 from mathutils import Quaternion, Vector
 
-from rscene_addon.blender import build, extract
+from rscene_addon.blender import build, extract, sources
 from rscene_addon.blender.transaction import ID_COLLECTIONS
 from rscene_addon.formats import rscene
 
@@ -261,3 +261,100 @@ def test_operator_imports_several_files(blank, tmp_path):
     roots = [c.name for c in bpy.context.scene.collection.children]
     assert roots == ["a", "b"]
     assert os.path.exists(tmp_path / "a.rscene")
+
+
+def test_kind_path_and_id_are_read_from_the_source_record(blank, tmp_path):
+    """Only the source text and record index are stored per object; kind, path and id come from that
+    record, and follow the text when this add-on rewrites it (a new revision)."""
+    source = tmp_path / "scene.rscene"
+    shutil.copy(EXAMPLE, source)
+    _import(source)
+    crate, sun = _nodes("object")["/World/Crate"], _nodes("light")["/World/Sun"]
+    assert (crate.rscene.kind, crate.rscene.path, crate.rscene.record_id) == ("object", "/World/Crate",
+                                                                               "object_/World/Crate")
+    assert (sun.rscene.kind, sun.rscene.path) == ("light", "/World/Sun")
+    assert crate.rscene.imported_name == "Crate" and crate.rscene.name_at_import == ""
+    text = bpy.data.texts[crate.rscene.source]
+    assert text.as_string().splitlines()[crate.rscene.uid].startswith("object /World/Crate box ")
+    text.from_string(text.as_string().replace("object /World/Crate box", "object /World/Box box"))
+    sources.new_revision(text)
+    assert (crate.rscene.path, crate.rscene.record_id, crate.rscene.imported_name) == (
+        "/World/Box", "object_/World/Box", "Box")
+    mine = bpy.data.objects.new("Mine", None)  # made by the user: no record
+    assert (mine.rscene.kind, mine.rscene.path, mine.rscene.record_id, mine.rscene.imported_name) == ("", "", "", "")
+
+
+def test_identity_survives_saving_and_reopening_the_blend(blank, tmp_path):
+    source = tmp_path / "scene.rscene"
+    shutil.copy(EXAMPLE, source)
+    _import(source)
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    sources.forget()  # as in a new session
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    assert set(_nodes("object")) == {"/World/Crate", "/World/Ball"}
+    assert _nodes("camera")["/World/Camera"].rscene.record_id == rscene.read(str(EXAMPLE)).by_path("/World/Camera").id
+    # a text stored before revisions existed is still read
+    del bpy.data.texts[bpy.context.scene.rscene.source][sources.REVISION_KEY]
+    sources.forget()
+    assert set(_nodes("light")) == {"/World/Sun"}
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_name_taken_at_import_is_not_a_rename(blank, tmp_path):
+    _import(EXAMPLE)
+    _import(EXAMPLE)  # the same names again: Blender gives "Crate.001"
+    crates = sorted((ob for ob in bpy.data.objects if ob.rscene.path == "/World/Crate"), key=lambda ob: ob.name)
+    assert [ob.name for ob in crates] == ["Crate", "Crate.001"]
+    assert [ob.rscene.name_at_import for ob in crates] == ["", "Crate.001"]
+    assert [ob.rscene.imported_name for ob in crates] == ["Crate", "Crate.001"]
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))  # the second import's text
+    assert out.read_bytes() == EXAMPLE.read_bytes()
+    crates[1].name = "BigCrate"
+    extract.export_scene(bpy.context.scene, str(out))
+    record = rscene.read(str(out)).by_path("/World/BigCrate")
+    assert record is not None and record.id == "object_/World/Crate"
+
+
+def test_import_name_stored_by_earlier_versions_is_still_read(blank, tmp_path):
+    """Files saved before the import name was derived hold it in the property group as a plain value."""
+    source = tmp_path / "scene.rscene"
+    shutil.copy(EXAMPLE, source)
+    _import(source)
+    crate = _nodes("object")["/World/Crate"]
+    crate.rscene["imported_name"] = "Crate.004"  # what such a file holds after a name collision
+    crate.name = "Crate.004"
+    assert crate.rscene.imported_name == "Crate.004"
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_bytes() == EXAMPLE.read_bytes()
+
+
+def test_primitives_share_a_mesh_that_carries_their_material(blank, tmp_path):
+    """The material is on the shared mesh (no slot per object); one object given its own material through
+    an Object-linked slot still exports it, for its record only."""
+    path = tmp_path / "materials.rscene"
+    box = "box {x} 0 1 1 0 0 0 1 1 1 0.5 1 1 default {material} false true false - dynamic true 1 18446744073709551615"
+    path.write_text("raisim_engine_scene 2\n"
+                    "material crate 0.8 0.5 0.2 1 0 0.6 id=crate\n"
+                    "material steel 0.6 0.6 0.65 1 1 0.3 id=steel\n"
+                    + "".join(f"object /World/{name} {box.format(x=i, material=material)}\n"
+                              for i, (name, material) in enumerate((("A", "crate"), ("B", "crate"), ("C", "steel")))))
+    _import(path)
+    a, b, c = (_nodes("object")[f"/World/{name}"] for name in "ABC")
+    assert a.data is b.data and c.data is not a.data
+    assert [slot.link for slot in a.material_slots] == ["DATA"]
+    assert a.data.materials[0]["rscene_id"] == "crate" and c.data.materials[0]["rscene_id"] == "steel"
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_text() == path.read_text()
+    slot = b.material_slots[0]
+    slot.link = "OBJECT"
+    slot.material = c.data.materials[0]
+    extract.export_scene(bpy.context.scene, str(out))
+    written = rscene.read(str(out))
+    assert [written.by_path(f"/World/{name}").get("material") for name in "ABC"] == ["crate", "steel", "steel"]
+    assert a.material_slots[0].material["rscene_id"] == "crate"
