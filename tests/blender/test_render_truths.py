@@ -168,6 +168,38 @@ def _project(k, c2w, world):
     return (k @ p[:3])[:2] / p[2]
 
 
+def _turned_box_corners(centre, half, yaw):
+    """The 8 world corners of a box of half extents ``half`` at ``centre`` turned by ``yaw`` about z, and
+    their sign patterns (8, 3)."""
+    rot = np.array([[np.cos(yaw), -np.sin(yaw), 0], [np.sin(yaw), np.cos(yaw), 0], [0, 0, 1]])
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+    return signs, centre + (signs * half) @ rot.T
+
+
+def _edge_neighbours(signs, corner: int) -> list[int]:
+    """The three corners one edge away from ``corner``."""
+    return [int(i) for i in np.nonzero((signs == signs[corner]).sum(axis=1) == 2)[0]]
+
+
+def _assert_corner_and_edges(fits, uv_corner, uv_neighbours):
+    """The three rendered faces (``_face_fits``) meet where the corner projects, within 0.1 px, and each
+    edge from it is where two faces meet: every neighbour corner lies on one of the three edge lines
+    within 0.1 px and not near the others (the edges are told apart). Returns the rendered corner."""
+    a = np.array([[f[0] - fits[0][0], f[1] - fits[0][1]] for f in fits[1:]])
+    b = np.array([fits[0][2] - f[2] for f in fits[1:]])
+    uv_rendered = np.linalg.solve(a, b)  # where the three planes coincide
+    assert np.linalg.norm(uv_rendered - uv_corner) < 0.1, (uv_rendered, uv_corner)
+    for uv_other in uv_neighbours:
+        gaps = []
+        for i in range(3):
+            for j in range(i + 1, 3):
+                n = np.array([fits[i][0] - fits[j][0], fits[i][1] - fits[j][1]])
+                gaps.append(abs(n @ uv_other + fits[i][2] - fits[j][2]) / np.linalg.norm(n))
+        assert min(gaps) < 0.1, (uv_other, gaps)
+        assert sorted(gaps)[1] > 1.0
+    return uv_rendered
+
+
 @pytest.mark.parametrize("sensor", [
     "camera /World/Cam {pos} {quat} 50 0.05 100 160 120 rgb true",
     # calibrated: fx != fy and a principal point off the pixel grid
@@ -194,33 +226,14 @@ def test_box_corners_project_to_where_they_are_rendered(render_env, tmp_path, se
     k, c2w = _camera(_manifest(out), "/World/Cam")
 
     # the box's corners in the world, and which are on the faces seen
-    rot = np.array([[np.cos(yaw), -np.sin(yaw), 0], [np.sin(yaw), np.cos(yaw), 0], [0, 0, 1]])
-    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-    corners = centre + (signs * half) @ rot.T
+    signs, corners = _turned_box_corners(centre, half, yaw)
     near = int(np.argmin(np.linalg.norm(corners - eye, axis=1)))
     assert signs[near].tolist() == [-1, -1, 1]  # the top corner facing the camera
-    uv_near = _project(k, c2w, corners[near])
-    # the three corners one edge away from the nearest
-    others = [int(np.nonzero((signs == signs[near]).sum(axis=1) == 2)[0][i]) for i in range(3)]
 
     fits = _face_fits(depth)
     assert len(fits) == 3, fits  # top, front and side faces
-    # the rendered corner: where the three planes' 1/depth coincide
-    a = np.array([[f[0] - fits[0][0], f[1] - fits[0][1]] for f in fits[1:]])
-    b = np.array([fits[0][2] - f[2] for f in fits[1:]])
-    uv_rendered = np.linalg.solve(a, b)
-    assert np.linalg.norm(uv_rendered - uv_near) < 0.1, (uv_rendered, uv_near)
-    # each edge from the nearest corner is where two faces meet: the far corner lies on that line
-    for other in others:
-        uv_other = _project(k, c2w, corners[other])
-        gaps = []
-        for i in range(3):
-            for j in range(i + 1, 3):
-                n = np.array([fits[i][0] - fits[j][0], fits[i][1] - fits[j][1]])
-                c = fits[i][2] - fits[j][2]
-                gaps.append(abs(n @ uv_other + c) / np.linalg.norm(n))
-        assert min(gaps) < 0.1, (other, gaps)  # on one of the three edge lines, within 0.1 px
-        assert sorted(gaps)[1] > 1.0  # and not near the others: the edges are told apart
+    _assert_corner_and_edges(fits, _project(k, c2w, corners[near]),
+                             [_project(k, c2w, corners[other]) for other in _edge_neighbours(signs, near)])
 
 
 def test_imu_noise_has_the_configured_standard_deviation(render_env, tmp_path):

@@ -364,34 +364,42 @@ BOX_ROBOT = """<robot name="box">
 """
 
 
-def test_baked_robot_lands_on_a_static_box_and_pushes_a_dynamic_one(blank, tmp_path, monkeypatch):
-    """Link-world contacts in the bake: a box robot dropped on a static table stays on its top (0.5 + 0.1);
-    a second robot slides into a crate and moves it. Baked poses are simulate()'s."""
+def _bake_box_robots(tmp_path, monkeypatch, lines):
+    """Import a scene of ``lines`` using ``BOX_ROBOT`` and bake frames 1-25 at 24 fps. Returns the scene,
+    ``simulate()`` of the same file over that second (the truth the bake must equal) and its body names."""
     from rscene_addon.sim import simulate
     _dispatch(monkeypatch)
     (tmp_path / "box.urdf").write_text(BOX_ROBOT)
-    path = tmp_path / "contacts.rscene"
-    path.write_text("\n".join([
-        "raisim_engine_scene 2",
-        "time_step 0.002",
+    path = tmp_path / "robots.rscene"
+    path.write_text("\n".join(["raisim_engine_scene 2", "time_step 0.002",
+                               "articulated_resource box_res box box.urdf", *lines]) + "\n")
+    build.import_scene_file(str(path), bpy.context.scene)
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}
+    expected = simulate(rscene.read(str(path)), 1.0, 24)
+    return scene, expected, list(expected.names)
+
+
+def _robot_body(record_path: str):
+    return rb.link_objects(next(ob for ob in bpy.data.objects if ob.rscene.path == record_path))["body"]
+
+
+def test_baked_robot_lands_on_a_static_box_and_pushes_a_dynamic_one(blank, tmp_path, monkeypatch):
+    """Link-world contacts in the bake: a box robot dropped on a static table stays on its top (0.5 + 0.1);
+    a second robot slides into a crate and moves it. Baked poses are simulate()'s."""
+    scene, expected, names = _bake_box_robots(tmp_path, monkeypatch, [
         ("object /World/Ground ground 0 0 0 1 0 0 0 20 20 1 0.5 1 1 default - false true false - static true "
          "1 18446744073709551615"),
         ("object /World/Table box 0 0 0.25 1 0 0 0 1 1 0.5 0.5 1 1 default - false true false - static true "
          "1 18446744073709551615"),
         ("object /World/Crate box 3 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - dynamic "
          "true 1 18446744073709551615"),
-        "articulated_resource box_res box box.urdf",
         "articulated /World/Dropped box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=0,0,0.8,1,0,0,0",
         ("articulated /World/Slider box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=2,0,0.1,1,0,0,0 "
          "generalizedVelocity=4,0,0,0,0,0"),
-    ]) + "\n")
-    build.import_scene_file(str(path), bpy.context.scene)
-    scene = bpy.context.scene
-    scene.render.fps = 24
-    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}
-    expected = simulate(rscene.read(str(path)), 1.0, 24)
-    names = list(expected.names)
-    dropped = rb.link_objects(next(ob for ob in bpy.data.objects if ob.rscene.path == "/World/Dropped"))["body"]
+    ])
+    dropped = _robot_body("/World/Dropped")
     scene.frame_set(25)
     location = np.array(dropped.matrix_world.translation)
     assert location == pytest.approx(expected.position[-1, names.index("/World/Dropped/body")], abs=1e-5)
@@ -405,31 +413,17 @@ def test_baked_robots_bounce_off_each_other(blank, tmp_path, monkeypatch):
     away at t = 0.3 s; with restitution 1 (the solver's default material) equal masses swap velocities,
     so at t = 1 s A is at 0.45 - 0.5 * 0.7 = 0.1 and B at 0.85 + 1.5 * 0.7 = 1.9. Baked poses are
     simulate()'s, whose events name the two links."""
-    from rscene_addon.sim import simulate
-    _dispatch(monkeypatch)
-    (tmp_path / "box.urdf").write_text(BOX_ROBOT)
-    path = tmp_path / "robots.rscene"
-    path.write_text("\n".join([
-        "raisim_engine_scene 2",
-        "time_step 0.002",
+    scene, expected, names = _bake_box_robots(tmp_path, monkeypatch, [
         "gravity 0 0 0",
         "solver 80 1e-07 0.2 accurate defaultRestitution=1.0 defaultRestitutionThreshold=0.001",
-        "articulated_resource box_res box box.urdf",
         ("articulated /World/A box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=0,0,0,1,0,0,0 "
          "generalizedVelocity=1.5,0,0,0,0,0"),
         ("articulated /World/B box_res 0 0 0 1 0 0 0 true true generalizedCoordinate=1,0,0,1,0,0,0 "
          "generalizedVelocity=-0.5,0,0,0,0,0"),
-    ]) + "\n")
-    build.import_scene_file(str(path), bpy.context.scene)
-    scene = bpy.context.scene
-    scene.render.fps = 24
-    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}
-    expected = simulate(rscene.read(str(path)), 1.0, 24)
-    names = list(expected.names)
+    ])
     scene.frame_set(25)
     for record, x in (("/World/A", 0.1), ("/World/B", 1.9)):
-        body = rb.link_objects(next(ob for ob in bpy.data.objects if ob.rscene.path == record))["body"]
-        location = np.array(body.matrix_world.translation)
+        location = np.array(_robot_body(record).matrix_world.translation)
         assert location == pytest.approx(expected.position[-1, names.index(f"{record}/body")], abs=1e-5)
         assert location == pytest.approx([x, 0.0, 0.0], abs=5e-3)
     assert [{e["body_a"], e["body_b"]} for e in expected.events] == [{"/World/A/body", "/World/B/body"}]

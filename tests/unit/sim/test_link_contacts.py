@@ -71,18 +71,25 @@ def test_box_robot_rests_on_static_round_shapes(tmp_path, prim, keys, top):
     assert np.abs(system.u).max() < 1e-3
 
 
-def test_link_pushing_a_dynamic_box_exchanges_momentum(tmp_path):
-    # no gravity, no friction: a 2 kg box robot at 2 m/s hits a resting 3 kg crate; the contact is
-    # inelastic, so both leave at the common velocity m1 v0 / (m1 + m2) = 0.8 m/s, momentum kept
-    dt, m1, m2, v0 = 0.002, BOX_M, 3.0, 2.0
-    world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0) + [
-        obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=m2)]))
+def _robot_hits_crate(tmp_path, crate_mass: float, v0: float, steps: int, restitution: float = 0.0):
+    """Without gravity or friction, the box robot at ``v0`` along +x toward a resting crate 1 m away,
+    run ``steps`` steps of 2 ms. Returns the robot, the world and the crate's velocity."""
+    dt = 0.002
+    crate = obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=crate_mass)
+    world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, restitution=restitution)
+                                        + [crate]))
     system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, gravity=(0, 0, 0),
                                environment=WorldContacts(world))
     system.set_state([0, 0, 0, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
-    crate = world.body_index("/World/Crate")
-    _run(system, world, 500)
-    v_crate = world.state.linear_velocity[crate]
+    _run(system, world, steps)
+    return system, world, world.state.linear_velocity[world.body_index("/World/Crate")]
+
+
+def test_link_pushing_a_dynamic_box_exchanges_momentum(tmp_path):
+    # no gravity, no friction: a 2 kg box robot at 2 m/s hits a resting 3 kg crate; the contact is
+    # inelastic, so both leave at the common velocity m1 v0 / (m1 + m2) = 0.8 m/s, momentum kept
+    m1, m2, v0 = BOX_M, 3.0, 2.0
+    system, world, v_crate = _robot_hits_crate(tmp_path, m2, v0, 500)
     assert v_crate[0] == pytest.approx(m1 * v0 / (m1 + m2), rel=1e-6)
     assert system.u[0] == pytest.approx(m1 * v0 / (m1 + m2), rel=1e-6)
     assert m1 * system.u[:3] + m2 * v_crate == pytest.approx([m1 * v0, 0, 0], abs=1e-9)
@@ -95,15 +102,8 @@ def test_link_pushing_a_dynamic_box_exchanges_momentum(tmp_path):
 def test_link_bounces_off_a_dynamic_box_with_the_world_restitution(tmp_path, e):
     # no gravity, no friction: a 2 kg box robot at 2 m/s hits a resting 2 kg crate; the world's material
     # restitution e gives v_robot = (1 - e) v0 / 2 and v_crate = (1 + e) v0 / 2 (equal masses; e = 1 swaps)
-    dt, m, v0 = 0.002, BOX_M, 2.0
-    world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, restitution=e) + [
-        obj("/World/Crate", "box", pos=(1.0, 0, 0), scale=(0.3, 0.5, 0.5), mass=m)]))
-    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, gravity=(0, 0, 0),
-                               environment=WorldContacts(world))
-    system.set_state([0, 0, 0, 1, 0, 0, 0], [v0, 0, 0, 0, 0, 0])
-    crate = world.body_index("/World/Crate")
-    _run(system, world, 400)
-    v_crate = world.state.linear_velocity[crate]
+    m, v0 = BOX_M, 2.0
+    system, world, v_crate = _robot_hits_crate(tmp_path, m, v0, 400, restitution=e)
     assert system.u[0] == pytest.approx((1 - e) * v0 / 2, abs=1e-9)
     assert v_crate == pytest.approx([(1 + e) * v0 / 2, 0, 0], abs=1e-9)
     energy = 0.5 * m * (system.u[0] ** 2 + v_crate[0] ** 2)
