@@ -1,6 +1,6 @@
 """Benchmark: .rscene import of generated scenes with 1k and 10k objects (run with a bpy interpreter).
 
-    .venv/bpy50/bin/python scripts/bench_import.py
+    .venv/bpy52/bin/python scripts/bench_import.py
 
 Reports the import time as a ratio to a bare loop that creates the same objects with ``bpy.data``
 (one shared cube mesh carrying the crates' material, objects.new + link + location/rotation/scale; also

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark of the sensor renderer (rscene_addon.render), run with Blender as a Python module:
 
-    .venv/bpy50/bin/python scripts/bench_render.py [--quick] [--only camera|lidar]
+    .venv/bpy52/bin/python scripts/bench_render.py [--quick] [--only camera|lidar]
 
 (a) Camera overhead: seconds per frame of ``render_scene`` making RGB + depth + ids + normals, against
     an RGB-only baseline of the same scene, camera, resolution and samples. The baseline is a plain

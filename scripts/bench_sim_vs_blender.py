@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our numpy rigid-body core against Blender's rigid body world (Bullet) and, when importable, MuJoCo.
 
-    .venv/bpy50/bin/python scripts/bench_sim_vs_blender.py [--big-frames 40] [--skip-big]
+    .venv/bpy52/bin/python scripts/bench_sim_vs_blender.py [--big-frames 40] [--skip-big]
 
 Scene: N cubes (0.3 m, 1 kg, random orientations) in columns of 4 on a 0.5 m grid, dropped from
 0.5 m + 0.45 m per layer onto a ground plane, so they tumble into a pile. Time step 1/240 s everywhere

@@ -7,7 +7,7 @@ script behind ``blender --command extension validate|build``, which ships inside
 
 Steps:
   1. locate the bpy package directory (``--bpy-dir``, else ``importlib.util.find_spec("bpy")`` in this
-     interpreter, else the repository's ``.venv/bpy50`` / ``.venv/bpy45``);
+     interpreter, else the repository's ``.venv/bpy52`` / ``.venv/bpy45``);
   2. stage ``blender_manifest.toml`` + the contents of ``rscene_addon/`` in a temporary directory (the
      extension's ``__init__.py`` ends up at the zip root; ``__pycache__``, ``*.pyc`` and dot-files are
      left out), plus the manifest's ``wheels`` from ``wheels/`` (``scripts/fetch_wheels.py`` puts
@@ -70,7 +70,7 @@ def find_bpy_dir(explicit: str | None = None) -> Path:
                 candidates.extend(Path(p) for p in spec.submodule_search_locations)
             elif spec.origin:
                 candidates.append(Path(spec.origin).parent)
-        for venv in ("bpy50", "bpy45"):
+        for venv in ("bpy52", "bpy45"):
             pattern = str(REPO_ROOT / ".venv" / venv / "lib" / "python3*" / "site-packages" / "bpy")
             candidates.extend(Path(p) for p in sorted(glob.glob(pattern)))
     for cand in candidates:
@@ -79,7 +79,7 @@ def find_bpy_dir(explicit: str | None = None) -> Path:
     if explicit:
         raise BuildError(f"--bpy-dir {explicit!r} is not a bpy package directory (no <major.minor>/ inside)")
     raise BuildError(
-        "no installed bpy found (looked at find_spec('bpy') and .venv/bpy50, .venv/bpy45); "
+        "no installed bpy found (looked at find_spec('bpy') and .venv/bpy52, .venv/bpy45); "
         "run scripts/setup.sh or pass --bpy-dir <site-packages>/bpy"
     )
 

@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 PY=python3
-for name in bpy50 bpy45 pure; do
+for name in bpy52 bpy45 pure; do
   if [[ -x "$ROOT/.venv/$name/bin/python" ]]; then PY="$ROOT/.venv/$name/bin/python"; break; fi
 done
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"

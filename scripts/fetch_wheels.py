@@ -29,17 +29,52 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = REPO_ROOT / "blender_manifest.toml"
 
-# file name -> (Blender platform, sha256). Blender 4.2 .. 5.x bundle CPython 3.11: cp311 wheels only.
+# file name -> (Blender platform, sha256). Blender 4.2 .. 5.0 bundle CPython 3.11 (cp311 wheels), 5.1 and
+# later CPython 3.13 (cp313): scripts/build_extension.py makes one zip per platform and Python.
 # embreex 4.4.0.post1 (Intel Embree 4.4, BSD-2 binding, Apache-2.0 Embree): ray casting for the lidar.
+# numba 0.68.1 + llvmlite 0.50.0 (BSD-2): the simulation's compiled kernels (no macos-x64 wheels: the
+# numpy backend runs there).
 PINNED = {
-    "embreex-4.4.0.post1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
-        ("linux-x64", "2cd0f7d5c6342e6247e31f700761689cae7829454d8c6de0c41e62124a023e1f"),
-    "embreex-4.4.0.post1-cp311-cp311-win_amd64.whl":
-        ("windows-x64", "3df27becf6a12b59f5a469bc5271622e26387d52a15880edd29aa564246e7176"),
     "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_arm64.whl":
         ("macos-arm64", "3ed370224566681071f245bbc5104feebee1354097679ab69cb3a70c94633cb3"),
     "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_x86_64.whl":
         ("macos-x64", "85d9b232805e95be845ee5d77ddea4e6b21c992b7e60fa7bdf4f578b84797a15"),
+    "embreex-4.4.0.post1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "2cd0f7d5c6342e6247e31f700761689cae7829454d8c6de0c41e62124a023e1f"),
+    "embreex-4.4.0.post1-cp311-cp311-win_amd64.whl":
+        ("windows-x64", "3df27becf6a12b59f5a469bc5271622e26387d52a15880edd29aa564246e7176"),
+    "embreex-4.4.0.post1-cp313-cp313-macosx_13_0_arm64.whl":
+        ("macos-arm64", "8e0ec6325caab812cb428da4cecb8905b40c6d5bda386ffb73d44bbf2aa7af56"),
+    "embreex-4.4.0.post1-cp313-cp313-macosx_13_0_x86_64.whl":
+        ("macos-x64", "b8bd326b36151373adaad23268b60b39d20ec8a371eb1bae309a31e4ab78ac71"),
+    "embreex-4.4.0.post1-cp313-cp313-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "83165d2bb0436ab9b07d8e7236a0f2509c7868b3a85f2fbd8c41b4d023e88e38"),
+    "embreex-4.4.0.post1-cp313-cp313-win_amd64.whl":
+        ("windows-x64", "506009885b72923661f2b5cd3decd593b9340e3ef06ddb70763303fc5982253e"),
+    "llvmlite-0.50.0-cp311-cp311-macosx_12_0_arm64.whl":
+        ("macos-arm64", "818b3d4845ac8e126e23cb500867570d0602a42a43e67b14acec31f046e03130"),
+    "llvmlite-0.50.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "a6ffde00d4be8772a24e3e8b3af6bf86a79e7cf066d944ef56136b3957d707dc"),
+    "llvmlite-0.50.0-cp311-cp311-win_amd64.whl":
+        ("windows-x64", "ffe46ef508df226e54b5fe1f7bf11122e5297bcdbb3902cc5b670a429d56ff47"),
+    "llvmlite-0.50.0-cp313-cp313-macosx_12_0_arm64.whl":
+        ("macos-arm64", "a32980e3d727b0e56974ad89d0764920048602a75805b8917cc0298e798b0ced"),
+    "llvmlite-0.50.0-cp313-cp313-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "425845f415a06dc50db08db033c6b568e0d85c4937e932c605a4d49e1514b2da"),
+    "llvmlite-0.50.0-cp313-cp313-win_amd64.whl":
+        ("windows-x64", "266a6a29be71c3e3a22960ddcedf66b4e0388e5abb6cc4991cc093d6df402ad7"),
+    "numba-0.68.1-cp311-cp311-macosx_12_0_arm64.whl":
+        ("macos-arm64", "fb83f1043e53753503d303036065990ff48fe0ef901e897153f57b2aec12c38d"),
+    "numba-0.68.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "58fe7a3810261cf13797d8aa94c018cfe91e1e8adf634df60eb60ef834f9367b"),
+    "numba-0.68.1-cp311-cp311-win_amd64.whl":
+        ("windows-x64", "e5a2d544d8a2da45f9cc5856ed794c31f133ada51ef7a734a9b7cd4596e1887f"),
+    "numba-0.68.1-cp313-cp313-macosx_12_0_arm64.whl":
+        ("macos-arm64", "c9cc5e30f0ec71d1d6e706cd3f9f98218a0221ee8cf25bb2079bdc1a9c4ae65a"),
+    "numba-0.68.1-cp313-cp313-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl":
+        ("linux-x64", "4d1b544f37fc237d16698a4266bb3d5b3c40ec8aa4c925a191ff09ec6d115310"),
+    "numba-0.68.1-cp313-cp313-win_amd64.whl":
+        ("windows-x64", "dc3f29d540be5fc60699dbac53fc04f246cbf503a4e2e8315f04b70fcd9f1ec7"),
 }
 
 
@@ -78,9 +113,11 @@ def _parse(name: str) -> tuple[str, str, str]:
 
 def _download(name: str, into: Path) -> Path:
     project, version, platform_tag = _parse(name)
+    abi = name[:-len(".whl")].split("-")[-2]           # cp311 / cp313
+    py_version = f"{abi[2]}.{abi[3:]}"
     cmd = [sys.executable, "-m", "pip", "download", f"{project}=={version}", "--no-deps",
-           "--only-binary=:all:", "--platform", platform_tag, "--python-version", "3.11",
-           "--implementation", "cp", "--abi", "cp311", "--dest", str(into), "--quiet"]
+           "--only-binary=:all:", "--platform", platform_tag, "--python-version", py_version,
+           "--implementation", "cp", "--abi", abi, "--dest", str(into), "--quiet"]
     _log("$ " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if proc.returncode != 0:
