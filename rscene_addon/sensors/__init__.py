@@ -8,12 +8,12 @@ Python. One job per module:
 * :mod:`.lidar` spinning lidar ray pattern, firing times, hit points
 * :mod:`.imu` ideal IMU readings from a trajectory
 * :mod:`.noise` seeded reproducible Gaussian noise
-* :mod:`.atomic`, :mod:`.writers` atomic PLY/PCD/CSV/NPY writing
+* :mod:`.writers` atomic PLY/PCD/CSV/NPY writing (:mod:`rscene_addon.base.atomic`, re-exported here)
 * :mod:`.manifest` output paths and the JSON manifest
 * :mod:`.frame_chunks` inclusive frame ranges split across workers
 """
 
-from .atomic import atomic_open, write_bytes_atomic, write_text_atomic
+from ..base.atomic import atomic_open, write_bytes_atomic, write_text_atomic
 from .frame_chunks import chunk, parse_frame_range
 from ..base.spatial import (
     CONVENTIONS,
