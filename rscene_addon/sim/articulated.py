@@ -44,7 +44,7 @@ from ..base.spatial import axis_angle_matrix, log_rotation, quat_multiply, quat_
 from .geometry import reduce_points
 from .link_contacts import SLOP, contact_targets
 from .link_pairs import link_pair_contacts, self_collision_pairs
-from .meshio import MeshFormatError, read_mesh
+from ..scene_geometry.mesh_files import MeshFormatError, read_mesh
 from .model import ALL_GROUPS
 
 __all__ = ["ArticulatedSystem", "contact_points", "ground_height", "step_systems", "systems_for_scene"]

@@ -171,11 +171,13 @@ def test_point_cloud_points_and_colors(imported):
 def test_granular_box_fill_and_explicit(imported):
     obs, _ = imported
     sand, pebbles = obs["/World/Sand"], obs["/World/Pebbles"]
-    assert len(sand.data.vertices) == 5 * 5 * 2
+    # centres inset by the radius, 0.05 apart: x, y from -0.09 to 0.06 (4 each), one layer at z = 0.01
+    assert len(sand.data.vertices) == 4 * 4 * 1
     co = np.array([v.co for v in sand.data.vertices])
-    assert co.min(axis=0) == pytest.approx((-0.1, -0.1, 0.0), abs=1e-6)
-    assert co.max(axis=0) == pytest.approx((0.1, 0.1, 0.05), abs=1e-6)
-    assert _attribute(sand.data, "radius", "value", 1) == pytest.approx(np.full(50, 0.01))
+    jitter = 0.05 * (0.05 - 0.02 + 0.002)
+    assert co.min(axis=0) == pytest.approx((-0.09, -0.09, 0.01), abs=jitter)
+    assert co.max(axis=0) == pytest.approx((0.06, 0.06, 0.01), abs=jitter)
+    assert _attribute(sand.data, "radius", "value", 1) == pytest.approx(np.full(16, 0.01))
     assert len(pebbles.data.vertices) == 2
     assert _attribute(pebbles.data, "radius", "value", 1) == pytest.approx([0.02, 0.03])
     assert tuple(pebbles.location) == pytest.approx((0, 0, 1))

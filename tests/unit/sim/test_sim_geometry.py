@@ -11,7 +11,7 @@ from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.sim import geometry as geo
 from rscene_addon.sim.broadphase import group_mask_ok, sweep_and_prune
-from rscene_addon.sim.meshio import read_mesh, read_rasset
+from rscene_addon.scene_geometry.mesh_files import read_mesh, read_rasset
 from rscene_addon.sim.narrowphase import WorldPoly, polytope_polytope
 from rscene_addon.sim.scenes import ALL, ground, header, obj
 
@@ -105,7 +105,7 @@ def test_mesh_rasset_missing_mesh_and_compound_bodies(tmp_path):
         '<collision type="capsule" radius="0.1" height="0.8" position="0 0 1" '
         'quaternion="0.7071068 0.7071068 0 0"/>'
         '<collision type="convex_mesh" file="cube.obj" position="3 0 0.5"/></rasset>')
-    shapes = read_rasset(str(tmp_path / "rock.rasset"))
+    shapes = read_rasset(str(tmp_path / "rock.rasset")).shapes
     assert [s.type for s in shapes] == ["box", "capsule", "convex_mesh"]
     assert shapes[0].size == (1.0, 2.0, 0.5) and shapes[1].quaternion[1] == pytest.approx(0.7071068)
     lines = header(dt=0.002) + [
