@@ -37,7 +37,7 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-bench-user-"))
 
 from rscene_addon.sim import simulate  # noqa: E402
-from rscene_addon.sim.scenes import ground, header, obj  # noqa: E402
+from tests.scenes import ground, header, obj  # noqa: E402
 
 FPS = 60
 SUBSTEPS = 4  # dt = 1/240

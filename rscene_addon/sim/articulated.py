@@ -268,7 +268,8 @@ class ArticulatedSystem:
     @classmethod
     def from_record(cls, scene, record, **kwargs) -> "ArticulatedSystem":
         """A system for an ``articulated`` record: its robot, base pose, generalizedCoordinate/Velocity."""
-        from ..robots.scene_io import record_base_transform, robot_for_record
+        from ..formats.robot_files import robot_for_record
+        from ..robots.scene_io import record_base_transform
         robot = robot_for_record(scene, record)
         kwargs.setdefault("name", str(record.get("path", "") or getattr(record, "path", "") or robot.name))
         system = cls(robot, base=record_base_transform(record), **kwargs)

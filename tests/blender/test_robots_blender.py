@@ -13,6 +13,7 @@ from mathutils import Matrix
 from rscene_addon.blender import build, extract
 from rscene_addon.blender import robots as rb
 from rscene_addon.formats import rscene
+from rscene_addon.formats import robot_files
 from rscene_addon.robots import scene_io
 from rscene_addon.robots.kinematics import forward_kinematics
 
@@ -111,9 +112,9 @@ def imported(blank, scene_file, monkeypatch):
 def _fk(scene_file, path, gc=None):
     scene = rscene.read(str(scene_file))
     record = scene.by_path(path)
-    robot = scene_io.robot_for_record(scene, record)
+    robot = robot_files.robot_for_record(scene, record)
     if gc is None:
-        return robot, scene_io.posed_links_for_record(scene, record, robot)
+        return robot, robot_files.posed_links_for_record(scene, record, robot)
     return robot, forward_kinematics(robot, np.asarray(gc, dtype=float), scene_io.record_base_transform(record))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 
 G = 9.81
 

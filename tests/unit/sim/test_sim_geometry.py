@@ -13,7 +13,7 @@ from rscene_addon.sim import geometry as geo
 from rscene_addon.sim.broadphase import group_mask_ok, sweep_and_prune
 from rscene_addon.scene_geometry.mesh_files import read_mesh, read_rasset
 from rscene_addon.sim.narrowphase import WorldPoly, polytope_polytope
-from rscene_addon.sim.scenes import ALL, ground, header, obj
+from tests.scenes import ALL, ground, header, obj
 
 CUBE_V = [(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]
 CUBE_F = [(1, 2, 4, 3), (5, 7, 8, 6), (1, 5, 6, 2), (3, 4, 8, 7), (1, 3, 7, 5), (2, 6, 8, 4)]
