@@ -25,7 +25,7 @@ from ..model import FormatError
 from ..formats.robot_files import read_robot_file
 from ..scene_geometry.robot_files import robot_source
 from ..robots.kinematics import joint_motion
-from ..robots.model import Robot
+from ..robots.robot import Robot
 from ..base.spatial import homogeneous, quat_to_matrix
 from . import conventions as cv
 from .materials import assign_object_material, new_material

@@ -31,7 +31,7 @@ def _progress_printer(label: str):
 
 
 def import_to_blend(files: list[str], blend: str) -> int:
-    from ..blender.build import import_scene_file
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     status = 0
@@ -64,7 +64,7 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend."""
     from ..sim import simulate
     from ..blender.bake import bake_trajectory, current_scene_model
-    from ..blender.build import import_scene_file
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene

@@ -83,7 +83,7 @@ def open_scene(scene_path: str, print_fn=print):
         return bpy.context.scene
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _ensure_registered()
-    from ..blender.build import import_scene_file
+    from ..blender.scene_import import import_scene_file
 
     def report(level, message):
         print_fn(f"{level.lower()}: {message}")

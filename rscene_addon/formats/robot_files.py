@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import Diagnostic, FormatError
-from ..robots.model import Robot
+from ..robots.robot import Robot
 from ..robots.scene_io import posed_links, record_base_transform
 from ..scene_geometry.robot_files import robot_source
 from . import mjcf, urdf

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kinematics import forward_kinematics
-from .model import Robot
+from .robot import Robot
 from ..base.spatial import homogeneous, quat_to_matrix
 
 __all__ = ["posed_links", "record_base_transform"]

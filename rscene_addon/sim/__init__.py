@@ -9,11 +9,11 @@
     traj = simulate(scene, duration=2.0, fps=60)
     traj.save_npz("traj.npz")
 
-Modules: ``build`` (scene -> Model/State), ``world`` (stepping), ``broadphase``, ``narrowphase``,
+Modules: ``model_builder`` (scene -> ``physics_model`` Model/State), ``world`` (stepping), ``broadphase``, ``narrowphase``,
 ``solver``, ``granular``, ``cloth``, ``trajectory`` (simulate, Trajectory). The ``simulate`` command
 is ``rscene_addon.commands.simulate_job``.
 """
-from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
+from .physics_model import DYNAMIC, KINEMATIC, STATIC, Model, State
 from .trajectory import Cancelled, Trajectory, simulate
 from .world import World
 

@@ -2,7 +2,7 @@
 pipeline and the robot operators do not re-parse it."""
 from __future__ import annotations
 
-from rscene_addon.blender import build, sources
+from rscene_addon.blender import scene_import, sources
 from rscene_addon.formats import rscene
 from rscene_addon.ops import robot_ops
 from rscene_addon.render import pipeline
@@ -18,7 +18,7 @@ def test_render_and_robot_ops_read_the_cached_document(blank, tmp_path, monkeypa
 
     path = tmp_path / "s.rscene"
     path.write_text(SCENE)
-    build.import_scene_file(str(path), bpy.context.scene, report=lambda *a: None)
+    scene_import.import_scene_file(str(path), bpy.context.scene, report=lambda *a: None)
     name = bpy.context.scene.rscene.source
     doc = sources.document(name)
     assert doc is not None and len(doc.of("camera")) == 1

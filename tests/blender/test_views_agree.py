@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rscene_addon.blender import build
+from rscene_addon.blender import scene_import
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World
 from tests.corpus import RSCENE_FILES
@@ -43,7 +43,7 @@ def _world_points(ob):
 def _assert_views_agree(path):
     import bpy
 
-    build.import_scene_file(str(path), bpy.context.scene, report=lambda *a: None)
+    scene_import.import_scene_file(str(path), bpy.context.scene, report=lambda *a: None)
     bpy.context.view_layer.update()
     objects = {ob.rscene.path: ob for ob in bpy.data.objects if ob.rscene.kind}
     world = World.from_scene(rscene.read(str(path)))

@@ -84,6 +84,6 @@ def test_imports_follow_the_allowed_edges():
 
 
 def test_the_checker_sees_relative_and_absolute_imports():
-    text = ("from ..sim import World\nfrom rscene_addon.blender import build\nfrom . import rscene\n"
+    text = ("from ..sim import World\nfrom rscene_addon.blender import scene_import\nfrom . import rscene\n"
             "import rscene_addon.render.plan\nfrom .. import registration\n")
     assert [t for _, t in _imports_in(text, ("formats",))] == ["sim", "blender", "formats", "render", "registration"]

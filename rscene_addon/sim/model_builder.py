@@ -14,7 +14,7 @@ from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
 from ..scene_geometry.particles import granular_particles
 from . import geometry as geo
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
-from .model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
+from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
                     SolverSettings, State, WireSpec)
 
 _MODES = {"static": STATIC, "fixed": STATIC, "kinematic": KINEMATIC, "dynamic": DYNAMIC, "movable": DYNAMIC}
