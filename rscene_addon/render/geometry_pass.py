@@ -108,11 +108,7 @@ class CameraHits:
     distance: np.ndarray  # (N,) float64 from the origin, inf background
     near: float
     far: float
-
-    @property
-    def points(self) -> np.ndarray:
-        with np.errstate(invalid="ignore"):
-            return self.origins + self.directions * self.distance[:, None]
+    points: np.ndarray  # (N, 3) world hit points, NaN background
 
     def depth(self, shape) -> np.ndarray:
         with np.errstate(invalid="ignore"):
@@ -146,6 +142,26 @@ class FrameGeometry:
                                         np.asarray(object_ids, np.int32))
         self._caster = None
         self._boxes = None
+        self._planes = None
+        self._corners = None
+
+    def _triangle_planes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per triangle: normal (unnormalised, winding order) and its offset ``n . v0``, float64."""
+        if self._planes is None:
+            v = self.triangles.vertices[self.triangles.triangles]
+            normal = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+            self._planes = normal, np.einsum("ij,ij->i", normal, v[:, 0])
+        return self._planes
+
+    def _corner_normals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per triangle: its three local corner normals ``(T, 3, 3)`` and whether they are all the same
+        (flat shading: no interpolation needed)."""
+        if self._corners is None:
+            corner = np.concatenate([p.arrays[2] for p in self.parts if len(p.arrays[1])] or
+                                    [np.zeros((0, 3, 3), np.float32)]).astype(np.float64)
+            flat = np.all(corner == corner[:, :1], axis=(1, 2))
+            self._corners = corner, flat
+        return self._corners
 
     @property
     def caster(self):
@@ -165,19 +181,26 @@ class FrameGeometry:
         hit = np.flatnonzero(triangle >= 0)
         if hit.size:
             # the distance again in float64 on the plane of the triangle hit (Embree's is float32)
-            v = self.triangles.vertices[self.triangles.triangles[triangle[hit]]]
-            normal = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
-            denominator = np.einsum("ij,ij->i", normal, directions[hit])
-            exact = np.einsum("ij,ij->i", normal, v[:, 0] - origins[hit]) / np.where(
-                denominator != 0, denominator, 1.0)
+            normal, offset = self._triangle_planes()
+            n = normal[triangle[hit]]
+            denominator = np.einsum("ij,ij->i", n, directions[hit])
+            if intrinsics.projection == "orthographic":
+                along = np.einsum("ij,ij->i", n, origins[hit])
+            else:
+                along = n @ origins[0]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                exact = (offset[triangle[hit]] - along) / denominator
             rough = start[hit] + hits.distance[hit]
             distance[hit] = np.where((denominator != 0) & np.isfinite(exact), exact, rough)
             beyond = distance[hit] * per_distance[hit] > far
             distance[hit[beyond]] = np.inf
             triangle[hit[beyond]] = -1
         part = np.where(triangle >= 0, self.tri_part[np.maximum(triangle, 0)] if len(self.tri_part) else -1, -1)
+        points = np.full((len(triangle), 3), np.nan)
+        seen = triangle >= 0
+        points[seen] = origins[seen] + directions[seen] * distance[seen, None]
         return CameraHits(origins, directions, per_distance, triangle.astype(np.int32), part.astype(np.int32),
-                          distance, float(near), float(far))
+                          distance, float(near), float(far), points)
 
     # -- products ----------------------------------------------------------------------------------
 
@@ -193,10 +216,13 @@ class FrameGeometry:
         rows = np.flatnonzero(hits.part >= 0)
         if rows.size:
             tri = hits.triangle[rows]
-            v = self.triangles.vertices[self.triangles.triangles[tri]]
-            weights = pixel_truth.barycentric(hits.points[rows], v[:, 0], v[:, 1], v[:, 2])
-            corner = np.concatenate([p.arrays[2] for p in self.parts if len(p.arrays[1])])
-            local = np.einsum("ij,ijk->ik", weights, corner[tri].astype(np.float64))
+            corner, flat = self._corner_normals()
+            local = corner[tri, 0]
+            smooth = np.flatnonzero(~flat[tri])
+            if smooth.size:
+                v = self.triangles.vertices[self.triangles.triangles[tri[smooth]]]
+                weights = pixel_truth.barycentric(hits.points[rows[smooth]], v[:, 0], v[:, 1], v[:, 2])
+                local[smooth] = np.einsum("ij,ijk->ik", weights, corner[tri[smooth]])
             to_world = np.zeros((len(self.parts), 4, 4))
             for i, p in enumerate(self.parts):
                 linear = p.matrix[:3, :3]

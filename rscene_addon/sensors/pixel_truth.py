@@ -18,6 +18,8 @@ hit (``part`` ``(N,)`` int, -1 for background) and the world point it hit. From 
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 __all__ = ["barycentric", "nocs", "pixel_rays", "project", "rigid_flow", "transform_rows", "visibility"]
@@ -38,17 +40,29 @@ def pixel_rays(intrinsics, camera_to_world) -> tuple[np.ndarray, np.ndarray, np.
     :class:`~.intrinsics.OrthographicIntrinsics` gives parallel rays from the camera's plane."""
     c2w = _rigid(camera_to_world)
     rotation, centre = c2w[:3, :3], c2w[:3, 3]
+    local, per_distance = _camera_rays(intrinsics)
+    n = len(per_distance)
+    if intrinsics.projection == "orthographic":
+        return local @ rotation.T + centre, np.repeat(rotation[:, 2][None, :], n, axis=0), per_distance
+    return np.broadcast_to(centre, (n, 3)), local @ rotation.T, per_distance
+
+
+@lru_cache(maxsize=8)
+def _camera_rays(intrinsics) -> tuple[np.ndarray, np.ndarray]:
+    """Per intrinsics (frozen, so cached): perspective unit rays, or orthographic origins on the camera
+    plane, in the camera frame ``(N, 3)``, and planar depth per metre ``(N,)``. Read-only arrays."""
     h, w = intrinsics.height, intrinsics.width
     if intrinsics.projection == "orthographic":
         v, u = np.mgrid[0:h, 0:w]
         s = intrinsics.pixel_size
         local = np.stack([(u.ravel() + 0.5 - intrinsics.cx) * s, (v.ravel() + 0.5 - intrinsics.cy) * s,
                           np.zeros(h * w)], axis=1)
-        origins = local @ rotation.T + centre
-        directions = np.repeat(rotation[:, 2][None, :], h * w, axis=0)
-        return origins, directions, np.ones(h * w)
-    rays = intrinsics.pixel_rays().reshape(-1, 3)
-    return np.repeat(centre[None, :], h * w, axis=0), rays @ rotation.T, rays[:, 2].copy()
+        per_distance = np.ones(h * w)
+    else:
+        local = intrinsics.pixel_rays().reshape(-1, 3)
+        per_distance = local[:, 2].copy()
+    local.flags.writeable = per_distance.flags.writeable = False
+    return local, per_distance
 
 
 def project(intrinsics, camera_to_world, points) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +81,7 @@ def project(intrinsics, camera_to_world, points) -> tuple[np.ndarray, np.ndarray
 
 def transform_rows(matrices, index, points) -> np.ndarray:
     """``matrices[index[i]] @ points[i]`` for every row (4x4 affine, ``(P, 4, 4)``); rows with
-    ``index < 0`` give NaN. Gathers one matrix entry at a time, so memory stays ``O(N)``."""
+    ``index < 0`` give NaN."""
     m = np.asarray(matrices, dtype=np.float64)
     p = np.asarray(points, dtype=np.float64)
     index = np.asarray(index)
@@ -75,10 +89,8 @@ def transform_rows(matrices, index, points) -> np.ndarray:
     rows = np.flatnonzero(index >= 0)
     if rows.size == 0 or m.size == 0:
         return out
-    k = index[rows]
-    q = p[rows]
-    for i in range(3):
-        out[rows, i] = (m[k, i, 0] * q[:, 0] + m[k, i, 1] * q[:, 1] + m[k, i, 2] * q[:, 2] + m[k, i, 3])
+    affine = np.ascontiguousarray(m[:, :3, :]).reshape(-1, 12)[index[rows]].reshape(-1, 3, 4)
+    out[rows] = np.einsum("nij,nj->ni", affine[:, :, :3], p[rows]) + affine[:, :, 3]
     return out
 
 
