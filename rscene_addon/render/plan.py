@@ -33,7 +33,8 @@ from ..sensors.manifest import safe_sensor_name
 
 __all__ = [
     "CAMERA_PRODUCTS", "GEOMETRY_PRODUCTS", "PRESET_SAMPLES", "PRODUCTS", "RenderOptions", "SensorSpec",
-    "parse_products", "samples_for_preset", "select_specs", "spec_from_camera_record", "spec_from_sensor_record", "specs_from_document",
+    "parse_products", "samples_for_preset", "select_specs", "spec_from_camera_record",
+    "spec_from_sensor_record", "specs_from_document",
 ]
 
 CAMERA_PRODUCTS = ("rgb", "depth", "segmentation", "normal")
@@ -48,7 +49,7 @@ _SENSOR_PRODUCTS = {
 GEOMETRY_PRODUCTS = ("flow", "object_coords", "amodal")  # from pixel-centre ray casts (render.geometry_pass)
 OPT_IN_IMAGE_PRODUCTS = ("cryptomatte",) + GEOMETRY_PRODUCTS
 IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS + OPT_IN_IMAGE_PRODUCTS)
-PRODUCTS = IMAGE_PRODUCTS | {"lidar", "imu"}
+PRODUCTS = IMAGE_PRODUCTS | {"lidar", "imu", "coco", "bop"}  # coco, bop: written after the frames
 PRODUCT_ALIASES = {"ids": "segmentation", "instance": "segmentation", "semantic": "segmentation",
                    "normals": "normal", "optical_flow": "flow", "object_coordinates": "object_coords",
                    "nocs": "object_coords", "coords": "object_coords", "amodal_masks": "amodal",
@@ -93,13 +94,14 @@ class RenderOptions:
     the scene's pixel filter; ``False`` takes them from Cycles' passes (its first, jittered sample:
     about 1 in 1,700 edge pixels then takes a neighbour's id). ``products`` restricts what is made
     and switches on the opt-in ones (e.g. ``{"depth", "segmentation", "flow"}``: no RGB, no Cycles
-    render at all); aliases are accepted (see :func:`parse_products`); ``range_image`` adds Euclidean range next to planar depth;
-    ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
+    render at all); aliases are accepted (see :func:`parse_products`); ``range_image`` adds Euclidean
+    range next to planar depth; ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
     cloud files; ``rgb_bit_depth`` is 8 or 16; ``raycaster`` is the lidar's ray casting backend
     (``"auto"``: Embree when the ``embreex`` wheel imports, else ``"bvh"``; see ``render.caster``).
     ``cryptomatte`` > 0 adds the ``cryptomatte`` product to every image sensor: Cycles' Cryptomatte
     object pass with that many ranks (levels, 2..16) per pixel, rendered with a 1-pixel box filter so
-    that a coverage is the pixel's area fraction (RGB then uses that filter too).
+    that a coverage is the pixel's area fraction (RGB then uses that filter too). ``seed`` (a dataset
+    variation) gives every noisy sensor the seed ``sensors.noise.variation_seed(noiseSeed, seed)``.
     """
 
     samples: int | None = None
@@ -114,6 +116,7 @@ class RenderOptions:
     persistent_data: bool = True
     raycaster: str = "auto"
     cryptomatte: int = 0
+    seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):

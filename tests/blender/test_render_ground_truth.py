@@ -346,3 +346,65 @@ def test_annotation_only_run_renders_nothing_in_cycles_and_records_the_device(tm
     in_camera = (c2w[:3, :3].T @ faces).T
     seen = normal[_interior(instance >= 0)]
     assert np.min(np.linalg.norm(seen[:, None, :] - in_camera[None], axis=2), axis=1).max() < 1e-5
+
+
+def test_bop_export_reads_the_amodal_masks_and_agrees_on_visibility(tmp_path):
+    """The file contract with the BOP writer: ``amodal_{frame}.npz`` becomes BOP's ``mask/`` and its
+    ``visib_fract`` is the instances JSON's (the wall-hidden box: 60 %)."""
+    from rscene_addon.formats.png import read_grey
+    from rscene_addon.sensors.annotations import export_annotations
+    _mesh_object("Box", CUBE_VERTS, CUBE_FACES, location=(0.5, 0.0, 0.0))
+    _mesh_object("Wall", [(-1, 0.05, -3), (-1, 3, -3), (-1, 3, 3), (-1, 0.05, 3)], [(0, 1, 2, 3)])
+    _camera("Eye", (-2, 0, 0), (math.radians(90), 0.0, math.radians(-90)), 80, 60)
+    out = tmp_path / "out"
+    render_scene(bpy.context.scene, out, [1], samples=1, sensors="Eye",
+                 options=RenderOptions(products={"rgb", "depth", "ids", "amodal"}))
+    export_annotations(str(out), False, True, report=lambda line: None)
+    listing = {e["id"]: e for e in json.loads((out / "Eye/instances_00001.json").read_text())["instances"]}
+    with np.load(out / "Eye/amodal_00001.npz") as data:
+        amodal = dict(zip(data["ids"].tolist(), data["masks"]))
+    scene = out / "bop" / "train_pbr" / "000000"
+    gt = json.loads((scene / "scene_gt.json").read_text())["1"]
+    info = json.loads((scene / "scene_gt_info.json").read_text())["1"]
+    assert len(gt) == len(info) == 2
+    for index, (g, i) in enumerate(zip(gt, info)):
+        entry = listing[g["obj_id"]]
+        assert i["px_count_all"] == entry["px_count_all"] and i["visib_fract"] == pytest.approx(entry["visib_fract"])
+        mask = read_grey(str(scene / "mask" / f"000001_{index:06d}.png"))
+        assert np.array_equal(mask > 0, amodal[g["obj_id"]])
+    box = next(e for e in listing.values() if e["paths"] == ["Box"])
+    assert box["visib_fract"] == pytest.approx(0.6, abs=0.02)
+
+
+def test_cli_and_panel_switch_the_products_on(tmp_path, capsys):
+    import argparse
+
+    from rscene_addon.render.cli import add_arguments, options_from_args, run_render_cli
+    from tests.blender.test_render_support import BOX, CAMERA, import_scene, write_scene
+    parser = add_arguments(argparse.ArgumentParser())
+    with pytest.raises(SystemExit):
+        parser.parse_args(["x.rscene", "--out", "o", "--products", "depth,sparkles"])
+    assert "unknown product 'sparkles'" in capsys.readouterr().err
+    path = write_scene(tmp_path, BOX, CAMERA)
+    args = parser.parse_args([path, "--out", str(tmp_path / "cli"), "--frames", "1-2",
+                              "--products", "depth,ids,flow,nocs,amodal"])
+    lines = []
+    assert run_render_cli(args.scene, args.frames, args.out, options=options_from_args(args),
+                          print_fn=lines.append, unregister_after=False) == 0, lines
+    written = {p.name for p in (tmp_path / "cli" / "World.Cam").iterdir()}
+    assert {"flow_forward_00002.npy", "flow_backward_00001.npy", "nocs_00001.npy", "object_coords_00002.npy",
+            "amodal_00001.npz", "depth_00001.npy", "instance_00002.npy"} <= written
+    assert not any(name.startswith(("rgb", "normal")) for name in written)
+    # the panel: products and GPU switch from the scene's settings
+    scene = import_scene(tmp_path, BOX, CAMERA)
+    settings = scene.rscene_render
+    settings.output_dir = str(tmp_path / "op")
+    settings.use_scene_range = False
+    settings.frame_start = settings.frame_end = 1
+    settings.products = {"segmentation", "flow", "object_coords"}
+    assert bpy.ops.rscene.render_sensors() == {"FINISHED"}
+    written = {p.name for p in (tmp_path / "op" / "World.Cam").iterdir()}
+    assert {"flow_forward_00001.npy", "nocs_00001.npy", "instance_00001.npy"} <= written
+    assert not any(name.startswith(("rgb", "depth")) for name in written)
+    manifest = json.loads((tmp_path / "op" / "manifest.json").read_text())
+    assert manifest["metadata"]["pixel_truth"]["flow"]["forward"] == "frame t -> t + 1"
