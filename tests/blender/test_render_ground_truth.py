@@ -408,3 +408,40 @@ def test_cli_and_panel_switch_the_products_on(tmp_path, capsys):
     assert not any(name.startswith(("rgb", "depth")) for name in written)
     manifest = json.loads((tmp_path / "op" / "manifest.json").read_text())
     assert manifest["metadata"]["pixel_truth"]["flow"]["forward"] == "frame t -> t + 1"
+
+
+def test_ray_cast_depth_ids_and_smooth_normals_equal_cycles_passes_at_pixel_centres(tmp_path):
+    """With the scene's pixel filter at 0.01 px Cycles' own depth, object index and (smooth-shaded)
+    normal passes are taken at pixel centres: the ray casts give the same images."""
+    from tests.blender.test_render_support import BALL, BOX, CAMERA, import_scene
+    scene = import_scene(tmp_path, BOX, BALL.replace("0 2.5 0.5", "0 0.9 0.6"), CAMERA)
+    scene.cycles.filter_width = 0.01
+    cycles, cast = tmp_path / "cycles", tmp_path / "cast"
+    render_scene(scene, cycles, [1], samples=1, options=RenderOptions(exact_ids=False))
+    render_scene(scene, cast, [1], samples=1)
+    a = {name: np.load(cycles / f"World.Cam/{name}_00001.npy") for name in ("instance", "depth", "normal")}
+    b = {name: np.load(cast / f"World.Cam/{name}_00001.npy") for name in ("instance", "depth", "normal")}
+    assert np.mean(a["instance"] == b["instance"]) >= 0.999
+    same = _interior(a["instance"] >= 0) & (a["instance"] == b["instance"])
+    assert same.sum() > 120
+    assert np.abs(a["depth"][same] - b["depth"][same]).max() < 1e-5
+    # the ball is smooth-shaded: normals vary within a face, and both interpolate the same corner normals
+    ball = same & (a["instance"] == 8)
+    assert ball.sum() > 30 and np.ptp(b["normal"][ball][:, 0]) > 0.3
+    assert np.abs(a["normal"][same] - b["normal"][same]).max() < 5e-4
+
+
+def test_gpu_runs_say_they_compile_kernels_and_record_the_backend(tmp_path, monkeypatch):
+    """The device set-up is stubbed (no GPU here): the first GPU render announces the kernel compile once,
+    and the manifest records the device and backend."""
+    from rscene_addon.render import compat
+    monkeypatch.setattr(compat, "configure_device", lambda scene, device, report=None: ("GPU", "OPTIX"))
+    scene = _white_box_on_black()
+    messages = []
+    render_scene(scene, tmp_path / "out", [1, 2], samples=1, sensors="Eye",
+                 options=RenderOptions(device="GPU", products="rgb"),
+                 report=lambda level, message: messages.append((level, message)))
+    notes = [m for level, m in messages if "compiling GPU kernels" in m]
+    assert notes == ["first GPU render (OPTIX): compiling GPU kernels, once per driver: minutes"]
+    meta = _manifest(tmp_path / "out")["metadata"]
+    assert (meta["device"], meta["device_backend"]) == ("GPU", "OPTIX")
