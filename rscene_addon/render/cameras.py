@@ -23,6 +23,20 @@ layer         ext    array              meaning
 ``passes``    exr    (H, W, C) float32  Cycles' multilayer EXR as rendered (``keep_exr`` only)
 ============  =====  =================  =========================================================
 
+Opt-in geometric products (``RenderOptions.products`` names them; :mod:`.geometry_pass`):
+
+=================  =====  =================  ====================================================
+``flow_forward``   npy    (H, W, 2) float32  px, u right / v down: the point seen through the pixel
+                                             centre at frame t + step, minus the centre (camera and
+                                             rigid object motion; NaN where undefined)
+``flow_backward``  npy    (H, W, 2) float32  the same towards frame t - step
+``object_coords``  npy    (H, W, 3) float32  m, the hit point in its entity's frame; background NaN
+``nocs``           npy    (H, W, 3) float32  the same normalised by the entity's box, in [0, 1]^3
+``amodal``         npz    ids (N,), masks    every instance's unoccluded silhouette (bool); the
+                          (N, H, W)          instances JSON gains ``px_count_all``,
+                                             ``px_count_visib``, ``visib_fract`` (BOP)
+=================  =====  =================  ====================================================
+
 The opt-in ``cryptomatte`` product (``RenderOptions.cryptomatte`` = K levels) writes
 ``cryptomatte_id`` npy (H, W, K) int32, the instance id of each coverage rank (-1 none), and
 ``cryptomatte_coverage`` npy (H, W, K) float32, the fraction of the pixel each rank covers, largest
@@ -33,8 +47,10 @@ and entity path. Objects of an instanced collection share the instanced object's
 hashes names), so they are not told apart: their ranks get id -1 (the hard ``instance`` image still
 tells them apart).
 
-Depth, ids and normals come from the first sample of each pixel (Cycles does not blend them);
-with ``exact_ids`` the pixel filter is 0.01 px, so that sample goes through the pixel centre.
+With ``exact_ids`` (the default) depth, ids and normals come from one ray cast through every pixel
+centre (:mod:`.geometry_pass`) and Cycles renders only RGB (Combined), anti-aliased with the scene's
+pixel filter; a run without ``rgb`` (or ``cryptomatte``) renders nothing in Cycles. Otherwise they come
+from Cycles' passes, i.e. from the first, jittered sample of each pixel.
 Noise (``noiseMean``/``noiseStddev``/``noiseSeed`` of a sensor record) is added to ``rgb`` in
 display units (0..1 of full scale) and to ``depth`` in metres, seeded per frame; the EXR stays clean.
 """
