@@ -214,13 +214,17 @@ class CameraRenderer:
         sc = self.bl_scene
         rig.apply(sc)
         rig.place(sensor_to_world)
-        exr_path = _tmp_name(self.tmp_dir, "passes", "exr")
-        sc.render.filepath = exr_path
-        compat.set_multilayer_exr(sc.render.image_settings)
         if self.device == "GPU" and not self.gpu_announced:
             self.gpu_announced = True
             self.report("INFO", f"first GPU render ({self.backend}): compiling GPU kernels, once per driver: "
                                 "minutes")
+        if not (self.cycles_passes or self.cryptomatte_levels or self.options.keep_exr):
+            # RGB only: the render result is saved as PNG by write(), no EXR written or read
+            bpy.ops.render.render(write_still=False, scene=sc.name)
+            return {"exr": None, "cryptomatte": None, "channels": 4}
+        exr_path = _tmp_name(self.tmp_dir, "passes", "exr")
+        sc.render.filepath = exr_path
+        compat.set_multilayer_exr(sc.render.image_settings)
         bpy.ops.render.render(write_still=True, scene=sc.name)
         if not os.path.exists(exr_path):
             raise RuntimeError(f"Cycles did not write {exr_path}")

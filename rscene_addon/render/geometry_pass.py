@@ -217,18 +217,19 @@ class FrameGeometry:
         if rows.size:
             tri = hits.triangle[rows]
             corner, flat = self._corner_normals()
-            local = corner[tri, 0]
+            # flat-shaded triangles: the corner normals are the face's, i.e. the world plane's normal
+            world = self._triangle_planes()[0][tri]
             smooth = np.flatnonzero(~flat[tri])
             if smooth.size:
                 v = self.triangles.vertices[self.triangles.triangles[tri[smooth]]]
                 weights = pixel_truth.barycentric(hits.points[rows[smooth]], v[:, 0], v[:, 1], v[:, 2])
-                local[smooth] = np.einsum("ij,ijk->ik", weights, corner[tri[smooth]])
-            to_world = np.zeros((len(self.parts), 4, 4))
-            for i, p in enumerate(self.parts):
-                linear = p.matrix[:3, :3]
-                if abs(np.linalg.det(linear)) > 1e-300:
-                    to_world[i, :3, :3] = np.linalg.inv(linear).T
-            world = pixel_truth.transform_rows(to_world, hits.part[rows], local)
+                local = np.einsum("ij,ijk->ik", weights, corner[tri[smooth]])
+                to_world = np.zeros((len(self.parts), 4, 4))
+                for i, p in enumerate(self.parts):
+                    linear = p.matrix[:3, :3]
+                    if abs(np.linalg.det(linear)) > 1e-300:
+                        to_world[i, :3, :3] = np.linalg.inv(linear).T
+                world[smooth] = pixel_truth.transform_rows(to_world, hits.part[rows[smooth]], local)
             facing = np.einsum("ij,ij->i", world, hits.directions[rows]) > 0
             world[facing] *= -1.0
             norm = np.linalg.norm(world, axis=1, keepdims=True)

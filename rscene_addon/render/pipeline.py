@@ -211,7 +211,7 @@ class RenderJob:
         step = self.flow_step
         manifest = RenderManifest()
         written: list[str] = []
-        timings = {"camera_render_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
+        timings = {"camera_render_s": [], "ground_truth_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
         complete = False
         self.result = {"out_dir": self.out_dir, "frames": list(self.frames), "sensors": {}, "files": written,
                        "warnings": self.warnings, "timings": timings, "cancelled": False, "manifest": None}
@@ -265,6 +265,7 @@ class RenderJob:
                     t0 = time.perf_counter()
                     rendered = renderer.render(rigs[spec.name], frame, pose) if renderer.needs_cycles(spec) else {}
                     if spec in geometric:
+                        t1 = time.perf_counter()
                         if frame_geometry is None:
                             frame_geometry = geometry.gather(depsgraph)
                         motion = None
@@ -273,6 +274,7 @@ class RenderJob:
                                               for g in (frame + step, frame - step)))
                         rendered.update(camera_products(frame_geometry, spec, pose @ RAISIM_TO_CV, exact_ids,
                                                         bpy.data.objects, motion))
+                        timings["ground_truth_s"].append(time.perf_counter() - t1)
                     timings["camera_render_s"].append(time.perf_counter() - t0)
                     manifest.add_frame(spec.name, frame, camera_to_world=pose @ RAISIM_TO_CV, time=t_start)
                     self._record(spec, frame, renderer.write(spec, frame, rendered, manifest, boxes), written)
@@ -470,7 +472,8 @@ def render_scene(bl_scene, out_dir, frames=None, samples=None, sensors=None, pro
 
     Returns ``{"out_dir", "manifest" (path), "files" (relative paths written), "sensors" ({name:
     {frame: {"layer.ext": absolute path}}}), "frames", "warnings", "timings" (seconds: per camera
-    render, per lidar frame, per IMU frame, per frame), "cancelled"}``.
+    render (ray-cast products included), per camera's ray-cast products, per lidar frame, per IMU
+    frame, per frame), "cancelled"}``.
     """
     job = RenderJob(bl_scene, out_dir, frames, samples, sensors, options, chunk, report)
     return job.run(progress, cancel)

@@ -42,9 +42,10 @@ def pixel_rays(intrinsics, camera_to_world) -> tuple[np.ndarray, np.ndarray, np.
     rotation, centre = c2w[:3, :3], c2w[:3, 3]
     local, per_distance = _camera_rays(intrinsics)
     n = len(per_distance)
+    turn = np.ascontiguousarray(rotation.T)
     if intrinsics.projection == "orthographic":
-        return local @ rotation.T + centre, np.repeat(rotation[:, 2][None, :], n, axis=0), per_distance
-    return np.broadcast_to(centre, (n, 3)), local @ rotation.T, per_distance
+        return local @ turn + centre, np.repeat(rotation[:, 2][None, :], n, axis=0), per_distance
+    return np.broadcast_to(centre, (n, 3)), local @ turn, per_distance
 
 
 @lru_cache(maxsize=8)
@@ -109,8 +110,16 @@ def rigid_flow(intrinsics, camera_t, camera_u, points, part, motions, directions
         raise ValueError(f"{n} pixels for a {w}x{h} image")
     v, u = np.divmod(np.arange(n), w)
     start = np.stack([u + 0.5, v + 0.5], axis=1)
-    moved = transform_rows(motions, part, points)
-    uv, _ = project(intrinsics, camera_u, moved)
+    # world -> camera u composed with each part's motion: one transform per row
+    to_camera = np.linalg.inv(_rigid(camera_u)) @ np.asarray(motions, dtype=np.float64).reshape(-1, 4, 4)
+    p = transform_rows(to_camera, part, points)
+    z = p[:, 2]
+    if intrinsics.projection == "orthographic":
+        uv = intrinsics.project(p)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            uv = intrinsics.project(p)
+        uv[~(z > 0)] = np.nan
     background = part < 0
     if directions is not None and intrinsics.projection != "orthographic" and background.any():
         c2w = _rigid(camera_u)
