@@ -64,7 +64,7 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
                     fps: float | None = None, seed: int | None = None, pack: bool = False) -> None:
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
 
-    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.build``); ``pack``
+    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
     packs external images into the .blend so that it renders on a machine without the scene's assets."""
     from ..sim import World, simulate
     from ..sim.model_builder import build

@@ -2,7 +2,7 @@
 
 Used by both runners: the local pool's worker processes (``worker.py``) and Ray tasks
 (``ray_runner.py``). A bake is ``commands.blender_jobs.import_and_bake`` (with the variation's seed and
-the job's fps, images packed); a unit is the render command itself (``render.cli.run_render_cli`` on
+the job's fps, images packed); a unit is the render command itself (``commands.render_job.run_render_cli`` on
 the baked .blend with the job's frames and ``--chunk K/N``). While either runs, the process's file
 descriptors 1 and 2 go to the unit's ``log.txt``: Cycles' own lines (``Saved: '.../.passes...tmp.exr'``)
 are written by Blender's C code and never reach the user's terminal.
