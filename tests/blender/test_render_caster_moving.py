@@ -125,3 +125,21 @@ def test_parts_caster_builds_again_when_the_parts_change(empty_blend):
     grown, d3 = frame()
     assert grown is not first and cache.builds == 2
     assert d3 == pytest.approx(2.0 - math.sqrt(0.5), abs=1e-6)
+
+
+def test_without_the_embree_library_each_change_builds_a_soup_scene(empty_blend, monkeypatch):
+    """Where the library or the scene handle cannot be had, Embree falls back to one soup per change."""
+    from rscene_addon.render import embree_parts
+    from rscene_addon.render.caster import EmbreeCaster
+    monkeypatch.setattr(embree_parts, "_API", [None])
+    sc = _pile(2, bodies=4)
+    gather, cache = TriangleGatherer(), CasterCache("embree")
+    origins, directions = _rays(500)
+    for frame in (1, 2):
+        sc.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        caster = cache.caster_for(gather(depsgraph, EntityIndex(sc)))
+        assert isinstance(caster, EmbreeCaster)
+        reference = BVHCaster(scene_triangles(depsgraph, EntityIndex(sc))).cast(origins, directions, 30.0)
+        assert caster.cast(origins, directions, 30.0).distance == pytest.approx(reference.distance, abs=1e-5)
+    assert cache.builds == 2 and cache.updates == 0
