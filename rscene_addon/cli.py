@@ -25,6 +25,7 @@ examples:
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
   python -m rscene_addon bake scene.rscene --frames 1-250 --blend baked.blend            (needs bpy)
   python -m rscene_addon render scene.rscene --frames 1-48 --out renders [--chunk 1/4]   (needs bpy)
+  python -m rscene_addon dataset job.toml --out data [--workers 2] [--ray [ADDRESS]]     (needs bpy)
   python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
   python -m rscene_addon export-annotations renders --coco --bop    COCO / BOP files from a render folder
 """
@@ -122,6 +123,12 @@ def cmd_bake(args) -> int:
     return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps)
 
 
+def cmd_dataset(args) -> int:
+    from .dataset.run import run_dataset
+    return run_dataset(args.job, args.out, args.workers, args.ray, args.resume,
+                       print_fn=lambda line: print(line, flush=True))
+
+
 def cmd_demo(args) -> int:
     from .blender import cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
@@ -183,6 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bop", action="store_true", help="BOP scenes under OUT_DIR/bop (neither flag: both)")
     p.add_argument("--sensors", nargs="+", default=None, metavar="NAME", help="only these camera sensors")
     p.set_defaults(run=cmd_export_annotations)
+
+    from .dataset.run import add_arguments as add_dataset_arguments
+    p = sub.add_parser("dataset", help="render many scenes x variations x frames in work units, on local "
+                                       "worker processes or a Ray cluster; resumable (needs bpy)")
+    add_dataset_arguments(p)
+    p.set_defaults(run=cmd_dataset)
 
     p = sub.add_parser("demo", help="the main job: import + simulate + bake + render a scene (needs bpy)")
     p.add_argument("scene", nargs="?", default=DEMO_SCENE, metavar="SCENE",

@@ -103,7 +103,9 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             keep_exr=bool(settings is not None and settings.keep_exr),
             cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
         )
-        report = (lambda level, message: self.report({level}, message))
+        def report(level, message):
+            self.report({level}, message)
+
         sensors = self._value(context, "sensors", "")
         return RenderJob(scene, out, range(start, end + 1), None, sensors, options, report=report)
 

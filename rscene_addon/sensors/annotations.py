@@ -29,7 +29,7 @@ import numpy as np
 
 from ..formats.png import encode_grey
 from . import bop, coco
-from .atomic import write_bytes_atomic, write_text_atomic
+from ..base.atomic import write_bytes_atomic, write_text_atomic
 
 __all__ = ["PRODUCTS", "export_annotations", "load_manifest", "requested", "with_needed_products"]
 
