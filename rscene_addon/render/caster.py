@@ -385,7 +385,9 @@ class PartsCaster:
             m = np.stack([parts[k][1] for k in ks])  # (K, 4, 4)
             a = m[:, :3, :3]
             world = np.matmul(arrays[0], a.transpose(0, 2, 1)) + m[:, None, :3, 3]  # (K, V, 3)
-            scene.vertices[_rows(scene.first_vertex, ks)] = world.reshape(-1, 3)
+            fv = scene.first_vertex
+            for i, k in enumerate(ks):  # slices: cheaper than one scatter through gathered row numbers
+                scene.vertices[fv[k]:fv[k + 1]] = world[i]
             if not len(arrays[1]):
                 continue
             cached = None if read_now else self._local_normals.get(key)
@@ -395,12 +397,12 @@ class PartsCaster:
                     self._local_normals[key] = cached
             cofactor = np.stack([np.cross(a[:, :, 1], a[:, :, 2]), np.cross(a[:, :, 2], a[:, :, 0]),
                                  np.cross(a[:, :, 0], a[:, :, 1])], axis=2)  # columns
-            n = cached[1]
-            turned = (cofactor[:, None, :, 0] * n[None, :, 0, None] + cofactor[:, None, :, 1] * n[None, :, 1, None]
-                      + cofactor[:, None, :, 2] * n[None, :, 2, None])  # (K, F, 3) = cofactor @ n
+            turned = np.matmul(cached[1], cofactor.transpose(0, 2, 1))  # (K, F, 3): cofactor @ n per row
             with np.errstate(invalid="ignore", divide="ignore"):
-                turned /= np.sqrt((turned * turned).sum(axis=2, keepdims=True))
-            self.normals[_rows(scene.first_triangle, ks)] = turned.reshape(-1, 3)
+                turned /= np.sqrt(np.einsum("kfi,kfi->kf", turned, turned))[..., None]
+            ft = scene.first_triangle
+            for i, k in enumerate(ks):
+                self.normals[ft[k]:ft[k + 1]] = turned[i]
 
     def update(self, triangles: PartedTriangles) -> bool:
         """Follow ``triangles`` (a later frame) in place when it has the same parts (meshes, ids, order)
@@ -436,11 +438,6 @@ class PartsCaster:
         distance = np.concatenate([r[1] for r in results]).astype(np.float64)
         distance[triangle < 0] = np.inf
         return Hits(distance, np.take(self.normals, triangle, axis=0), triangle, np.take(self.object_ids, triangle))
-
-
-def _rows(first: np.ndarray, ks) -> np.ndarray:
-    """Rows ``first[k]:first[k + 1]`` of every part ``k`` in ``ks``, in order."""
-    return np.concatenate([np.arange(first[k], first[k + 1]) for k in ks])
 
 
 BACKENDS = {"embree": EmbreeCaster, "bvh": BVHCaster}
