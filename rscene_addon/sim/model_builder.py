@@ -11,7 +11,7 @@ import numpy as np
 from ..model.fields import Fields
 from ..scene_geometry.cloth_mesh import cloth_mesh
 from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
-from ..scene_geometry.particles import granular_particles
+from ..scene_geometry.particles import JITTER_SEED, granular_particles
 from . import geometry as geo
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
 from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
@@ -23,9 +23,13 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
                "compliant_wire": "compliant", "custom": "custom", "custom_wire": "custom"}
 
 
+GRANULAR_JITTER_SEED = JITTER_SEED  # default seed of the granular fill's jitter (runs are reproducible)
+
+
 class _Builder:
-    def __init__(self, scene):
+    def __init__(self, scene, seed: int | None = None):
         self.scene = scene
+        self.seed = GRANULAR_JITTER_SEED if seed is None else int(seed)
         self.warnings: list[str] = []
         self.bodies: list[dict] = []
         self.geoms: list[dict] = []
@@ -244,9 +248,10 @@ def _setting(scene, tag, name, default):
     return f.vec3(name, default) if isinstance(default, tuple) else f.num(name, default)
 
 
-def build(scene, *, dt: float | None = None) -> tuple[Model, State]:
-    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``)."""
-    b = _Builder(scene)
+def build(scene, *, dt: float | None = None, seed: int | None = None) -> tuple[Model, State]:
+    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``). ``seed`` drives the
+    simulation's only random choice, the jitter of a granular box fill (None: a fixed seed)."""
+    b = _Builder(scene, seed)
     solver = solver_settings(scene)
     step = dt if dt is not None else _setting(scene, "time_step", "dt", 0.0025)
     if not step > 0:
@@ -518,7 +523,7 @@ def _granular(b: _Builder, rec):
     if f.num("radius", 0.01) <= 0:
         b.warn(f"{path}: particle radius must be positive; skipped")
         return None
-    layout = granular_particles(rec)
+    layout = granular_particles(rec, b.seed)
     for warning in layout.warnings:
         b.warn(warning)
     local = layout.positions

@@ -1,7 +1,7 @@
 """Dependencies point one way. Every import between the add-on's rooms must be an allowed edge below;
 any other (a cycle, an upward import, a new room nobody placed) fails here with the file and line.
 
-    ui / ops / cli (cli.py, commands/) / registration
+    ui / ops / cli (cli.py, commands/, dataset/) / registration
       -> blender, render
         -> formats, sim, sensors, robots
           -> scene_geometry (what records are geometrically, for Blender and the simulator alike)
@@ -18,8 +18,8 @@ LOWER = {"base": set()}
 LOWER["model"] = {"base"}
 LOWER["scene_geometry"] = {"model", "base"}
 LOWER["robots"] = {"model", "base"}
-LOWER["sensors"] = {"model", "base"}
-LOWER["formats"] = {"model", "base", "scene_geometry", "robots"}  # readers build Robot models from URDF/MJCF
+LOWER["sensors"] = {"model", "base", "formats"}  # annotation writers encode PNGs with formats.png
+LOWER["formats"] = {"model", "base", "scene_geometry", "robots"}  # readers build Robot models (URDF/MJCF)
 LOWER["sim"] = {"model", "base", "scene_geometry", "robots", "formats"}
 PURE = {"base", "model", "scene_geometry", "robots", "sensors", "formats", "sim"}
 LOWER["blender"] = PURE
@@ -27,7 +27,8 @@ LOWER["render"] = PURE | {"blender"}  # render reads what blender imported; blen
 LOWER["ops"] = PURE | {"blender", "render"}
 LOWER["ui"] = PURE | {"blender", "render", "ops"}
 LOWER["commands"] = PURE | {"blender", "render", "registration"}
-LOWER["cli"] = PURE | {"commands"}
+LOWER["dataset"] = PURE | {"blender", "render", "commands"}  # dataset jobs run the commands per unit
+LOWER["cli"] = PURE | {"blender", "render", "commands", "dataset"}
 LOWER["registration"] = {"blender", "ops", "ui", "render"}
 LOWER["__init__"] = {"registration"}
 LOWER["__main__"] = {"cli"}
