@@ -93,29 +93,8 @@ def cmd_render(args) -> int:
 
 
 def cmd_export_annotations(args) -> int:
-    import glob
-    import json
-
-    from .render.outputs import merge_manifests
-    from .sensors.annotations import export_annotations
-    out = args.out_dir
-    manifest = None
-    if not os.path.exists(os.path.join(out, "manifest.json")):
-        chunks = sorted(glob.glob(os.path.join(out, "manifest_chunk*-of-*.json")))
-        if chunks:  # a chunked run: annotate the chunks together
-            try:
-                manifest = merge_manifests(chunks)
-            except json.JSONDecodeError as exc:
-                print(f"error: a chunk manifest in {out} is not valid JSON (line {exc.lineno}: {exc.msg})")
-                return 1
-    both = not (args.coco or args.bop)
-    try:
-        export_annotations(out, args.coco or both, args.bop or both, manifest=manifest, sensors=args.sensors,
-                           report=lambda line: print(line, flush=True))
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"error: {exc}")
-        return 1
-    return 0
+    from .commands.annotations_job import export_folder
+    return export_folder(args.out_dir, args.coco, args.bop, args.sensors)
 
 
 def cmd_bake(args) -> int:

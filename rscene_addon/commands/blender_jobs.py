@@ -66,10 +66,10 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
 
     ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
     packs external images into the .blend so that it renders on a machine without the scene's assets."""
-    from ..blender.bake import bake_trajectory, current_scene_model
-    from ..blender.scene_import import import_scene_file
     from ..sim import World, simulate
     from ..sim.model_builder import build
+    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene

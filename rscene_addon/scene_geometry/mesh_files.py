@@ -22,15 +22,29 @@ class MeshFormatError(ValueError):
     pass
 
 
+# Malformed content surfaces from the parsers below as one of these; read_mesh/read_rasset name the file.
+_MALFORMED = (ValueError, IndexError, KeyError, StopIteration, OverflowError, struct.error, UnicodeError,
+              MemoryError)
+
+
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     ext = os.path.splitext(path)[1].lower()
-    if ext == ".obj":
-        return _read_obj(path)
-    if ext == ".stl":
-        return _read_stl(path)
-    if ext == ".ply":
-        return _read_ply(path)
-    raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL and PLY are read)")
+    readers = {".obj": _read_obj, ".stl": _read_stl, ".ply": _read_ply}
+    if ext not in readers:
+        raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL and PLY are read)")
+    try:
+        verts, tris = readers[ext](path)
+    except MeshFormatError:
+        raise
+    except _MALFORMED as exc:
+        raise MeshFormatError(f"{path}: malformed {ext[1:].upper()} file: {type(exc).__name__}: "
+                              f"{str(exc)[:200]}") from None
+    if not np.isfinite(verts).all():
+        raise MeshFormatError(f"{path}: a vertex coordinate is not a finite number")
+    if tris.size and (tris.min() < 0 or tris.max() >= len(verts)):
+        raise MeshFormatError(f"{path}: a face refers to a vertex that does not exist "
+                              f"({len(verts)} vertices)")
+    return verts, tris
 
 
 def _read_obj(path: str):
@@ -97,7 +111,10 @@ def _read_ply(path: str):
         if parts[0] == "format":
             fmt = parts[1]
         elif parts[0] == "element":
-            elements.append((parts[1], int(parts[2]), []))
+            count = int(parts[2])
+            if not 0 <= count <= len(data):  # every row takes at least a byte
+                raise MeshFormatError(f"{path}: element {parts[1]} count {parts[2]} does not fit the file")
+            elements.append((parts[1], count, []))
         elif parts[0] == "property" and elements:
             elements[-1][2].append(parts[1:])
     verts = None
@@ -193,9 +210,17 @@ class Rasset:
 def read_rasset(path: str) -> Rasset:
     """A ``.rasset`` descriptor (paths resolved relative to the descriptor)."""
     try:
-        root = ET.parse(path).getroot()
+        return _read_rasset(path)
     except ET.ParseError as exc:
-        raise MeshFormatError(f"{path}: not valid XML: {exc}") from None
+        raise MeshFormatError(f"{path}:{exc.position[0]}: XML syntax error: {exc}") from None
+    except MeshFormatError:
+        raise
+    except _MALFORMED as exc:
+        raise MeshFormatError(f"{path}: malformed .rasset: {str(exc)[:200]}") from None
+
+
+def _read_rasset(path: str) -> Rasset:
+    root = ET.parse(path).getroot()
     if root.tag != "rasset":
         raise MeshFormatError(f"{path}: root element is <{root.tag}>, not <rasset>")
     base = os.path.dirname(os.path.abspath(path))

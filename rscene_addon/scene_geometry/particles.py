@@ -28,9 +28,10 @@ class ParticleLayout:
 
 
 def box_fill(box_min, box_max, radius: float, spacing: float, max_particles: int,
-             seed: int = JITTER_SEED) -> tuple[np.ndarray, int]:
+             seed: int | None = None) -> tuple[np.ndarray, int]:
     """Particle centres filling ``box_min``..``box_max`` (x fastest, then y, then z), at most ``max_particles``,
     and how many the box holds. Only the kept particles are generated: a huge box costs no memory.
+    ``seed`` seeds the jitter (None: :data:`JITTER_SEED`; a dataset variation passes its own).
     """
     lo, hi = np.asarray(box_min, dtype=float), np.asarray(box_max, dtype=float)
     spacing = max(spacing, 2.0 * radius)
@@ -43,13 +44,13 @@ def box_fill(box_min, box_max, radius: float, spacing: float, max_particles: int
     index = np.arange(n)
     ix, iy, iz = index % counts[0], (index // counts[0]) % counts[1], index // (counts[0] * counts[1])
     local = np.stack((axes[0][ix], axes[1][iy], axes[2][iz]), axis=1)
-    jitter = np.random.default_rng(seed).uniform(-0.05, 0.05, local.shape)
+    jitter = np.random.default_rng(JITTER_SEED if seed is None else int(seed)).uniform(-0.05, 0.05, local.shape)
     return local + jitter * (spacing - 2 * radius + 0.2 * radius), total
 
 
 def granular_particles(record, seed: int | None = None) -> ParticleLayout:
     """The particles a ``granular`` record stands for; ``positions`` given in the record win over the box.
-    ``seed`` varies the box fill's jitter (a dataset variation); None is the fixed default every view uses."""
+    ``seed`` seeds the box fill's jitter (None: the fixed default that Blender's view also uses)."""
     f = Fields(record)
     path = f.text("path", "granular")
     radius = f.num("radius", 0.01)
@@ -64,8 +65,7 @@ def granular_particles(record, seed: int | None = None) -> ParticleLayout:
         local = local[:max_particles]
     elif radius > 0:
         local, total = box_fill(f.vec3("boxMin", (-0.5, -0.5, 0.0)), f.vec3("boxMax", (0.5, 0.5, 0.3)), radius,
-                                f.num("spacing", 2.5 * radius), max_particles,
-                                JITTER_SEED if seed is None else int(seed))
+                                f.num("spacing", 2.5 * radius), max_particles, seed)
     else:
         local, total = np.zeros((0, 3)), 0
     if total > len(local):

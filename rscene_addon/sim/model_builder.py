@@ -11,7 +11,7 @@ import numpy as np
 from ..model.fields import Fields
 from ..scene_geometry.cloth_mesh import cloth_mesh
 from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
-from ..scene_geometry.particles import JITTER_SEED, granular_particles
+from ..scene_geometry.particles import granular_particles
 from . import geometry as geo
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
 from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
@@ -23,13 +23,12 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
                "compliant_wire": "compliant", "custom": "custom", "custom_wire": "custom"}
 
 
-GRANULAR_JITTER_SEED = JITTER_SEED  # default seed of the granular fill's jitter (runs are reproducible)
 
 
 class _Builder:
     def __init__(self, scene, seed: int | None = None):
         self.scene = scene
-        self.seed = GRANULAR_JITTER_SEED if seed is None else int(seed)
+        self.seed = None if seed is None else int(seed)  # None: the granular fill's fixed default
         self.warnings: list[str] = []
         self.bodies: list[dict] = []
         self.geoms: list[dict] = []
