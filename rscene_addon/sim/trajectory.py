@@ -7,7 +7,7 @@ kinematic bodies (their record paths), position (F, N, 3) of each record frame, 
 system particle positions (F, P, 3) and per cloth vertex positions (F, V, 3).
 
 Robots (``articulated`` records) are stepped together before the world each substep
-(``articulated.step_systems``): their links touch the world's geoms, each other and other robots, and those
+(``multibody_solver.step_systems``): their links touch the world's geoms, each other and other robots, and those
 contacts' begin events join the world's in ``events`` (a link named ``<record path>/<link>``).
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from .articulated import step_systems, systems_for_scene
+from .multibody_solver import step_systems
+from .robot_scene import systems_for_scene
 from .physics_model import DYNAMIC, KINEMATIC
 from .world import World
 

@@ -402,7 +402,7 @@ def test_systems_for_scene_from_urdf_scene(tmp_path):
     scene = urdf.read(path)
     rec = scene.of("articulated")[0]
     rec["generalizedCoordinate"] = [0.3]
-    from rscene_addon.sim.articulated import systems_for_scene
+    from rscene_addon.sim.robot_scene import systems_for_scene
     warnings = []
     systems = systems_for_scene(scene, dt=0.002, warnings=warnings)
     assert not warnings and len(systems) == 1
