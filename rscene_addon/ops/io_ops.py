@@ -185,7 +185,8 @@ def _runtime_idname(idname: str) -> str:
     return f"{category.upper()}_OT_{name}"
 
 
-_OUR_IMPORTERS = frozenset(_runtime_idname(op.bl_idname) for op in [RSCENE_OT_import] + [i for i, _ in FORMAT_OPERATORS])
+_OUR_IMPORTERS = frozenset(_runtime_idname(op.bl_idname)
+                           for op in [RSCENE_OT_import] + [imp for imp, _ in FORMAT_OPERATORS])
 
 
 class RSCENE_FH_other_formats(bpy.types.FileHandler):
