@@ -11,7 +11,7 @@ import sys
 
 from .model import FormatError
 
-DEMO_SCENE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "demo", "demo.rscene")
+DEMO_SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo.rscene")  # ships in the extension
 
 DESCRIPTION = """\
 Robotics scene files (RaiSim .rscene, RaiSim World XML, CoppeliaSim XML, Project AirSim JSONC)
