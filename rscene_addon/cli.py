@@ -70,7 +70,8 @@ def cmd_convert(args) -> int:
 
 def cmd_simulate(args) -> int:
     from .sim import run_simulation_cli
-    return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps)
+    return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps,
+                              backend=args.backend)
 
 
 def cmd_import(args) -> int:
@@ -92,12 +93,18 @@ def cmd_render(args) -> int:
 
 def cmd_bake(args) -> int:
     from .blender import cli_jobs
-    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps)
+    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps, args.backend)
 
 
 def cmd_demo(args) -> int:
     from .blender import cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
+
+
+def _backend_argument(p) -> None:
+    p.add_argument("--backend", choices=["auto", "numba", "numpy"], default=None,
+                   help="physics core: compiled kernels (numba, compiled once per machine into a user cache) "
+                        "or the numpy reference; default auto (numba where it imports; env RSCENE_SIM_BACKEND)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--substeps", type=int, default=None,
                    help="physics steps per frame (default: from the scene's time_step)")
     p.add_argument("--out", required=True, metavar="TRAJ.npz")
+    _backend_argument(p)
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("import", help="import scene files into a new .blend (needs bpy)")
@@ -141,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", default="1-250", metavar="A-B", help="inclusive frame range (default 1-250)")
     p.add_argument("--blend", required=True, metavar="OUT.blend")
     p.add_argument("--substeps", type=int, default=None, help="physics steps per frame (default: time_step)")
+    _backend_argument(p)
     p.set_defaults(run=cmd_bake)
 
     from .render.cli import add_arguments as add_render_arguments

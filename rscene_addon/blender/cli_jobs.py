@@ -60,10 +60,11 @@ def export_from_blend(blend: str, output: str) -> int:
     return 0
 
 
-def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None) -> None:
+def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None,
+                    backend: str | None = None) -> None:
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend."""
     from ..sim import simulate
-    from .bake import bake_trajectory, current_scene_model
+    from .bake import bake_trajectory, current_scene_model, prepare_backend
     from .build import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -73,10 +74,11 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     blend = os.path.abspath(blend)
     bpy.ops.wm.save_as_mainfile(filepath=blend)  # saved first so point caches go beside it
     fps = bl_scene.render.fps / bl_scene.render.fps_base
-    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps")
+    backend = prepare_backend(backend, report=lambda text: print(text, flush=True))
+    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
     bl_scene.frame_set(frame_start)
     trajectory = simulate(current_scene_model(bl_scene), (frame_end - frame_start) / fps, fps, substeps=substeps,
-                          progress=_progress_printer("simulate"))
+                          progress=_progress_printer("simulate"), backend=backend)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
@@ -89,10 +91,10 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     print(f"saved {blend}")
 
 
-def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None) -> int:
+def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None) -> int:
     from ..sensors.frame_chunks import parse_frame_range
     selected = list(parse_frame_range(frames))
-    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps)
+    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend)
     return 0
 
 

@@ -132,7 +132,8 @@ def frame_count(duration: float, fps: float) -> int:
 
 def simulate(scene, duration: float, fps: float, substeps: int | None = None,
              progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
-             world: World | None = None, kinematic_tracks: dict | None = None) -> Trajectory:
+             world: World | None = None, kinematic_tracks: dict | None = None,
+             backend: str | None = None) -> Trajectory:
     """Simulate ``scene`` for ``duration`` seconds and record ``fps`` frames per second.
 
     ``kinematic_tracks`` maps a kinematic body's name to its animated pose per frame,
@@ -141,7 +142,8 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
 
     Without ``substeps`` the scene's time step is kept and rounded so that a whole number of steps fits in
     a frame; with ``substeps`` the step is ``1 / (fps * substeps)``. ``progress(fraction)`` is called after
-    every frame; ``cancel()`` returning True raises ``Cancelled``.
+    every frame; ``cancel()`` returning True raises ``Cancelled``. ``backend`` (``auto``, ``numba``,
+    ``numpy``; see ``sim.kernels``) chooses the world's solver when no ``world`` is given.
     """
     if not fps > 0:
         raise ValueError("fps must be positive")
@@ -155,10 +157,10 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
             n_sub = max(1, int(round(frame_dt / model.dt)))
             dt = frame_dt / n_sub
             model.dt = dt
-            world = World(model, state)
+            world = World(model, state, backend=backend)
         else:
             n_sub = max(1, int(substeps))
-            world = World.from_scene(scene, dt=frame_dt / n_sub)
+            world = World.from_scene(scene, dt=frame_dt / n_sub, backend=backend)
     else:
         n_sub = max(1, int(substeps or round(frame_dt / world.dt)))
         world.model.dt = frame_dt / n_sub

@@ -7,6 +7,9 @@ import pytest
 from rscene_addon.sim import Cancelled, Trajectory, World, run_simulation_cli, simulate
 from rscene_addon.sim.scenes import ground, header, obj, scene_from
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 KEYS = ("time", "names", "position", "quaternion", "linear_velocity", "angular_velocity")
 
 
