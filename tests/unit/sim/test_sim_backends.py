@@ -181,3 +181,32 @@ def test_cache_folder_follows_numba_cache_dir_then_the_given_folder(monkeypatch,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     if kernels.sys.platform.startswith("linux"):
         assert kernels.cache_dir() == str(tmp_path / "xdg" / "rscene_addon" / "numba")
+
+
+@needs_numba
+def test_cli_compiles_once_into_numba_cache_dir_then_loads(tmp_path):
+    """``simulate --backend numba`` with an empty NUMBA_CACHE_DIR compiles (and says so) into that folder;
+    the next process loads from it and says nothing; ``--backend numpy`` never compiles."""
+    import os
+    import subprocess
+    import sys
+    scene = tmp_path / "drop.rscene"
+    scene.write_text("\n".join(header(dt=1 / 240) + [ground(), obj("/World/B", "box", pos=(0, 0, 0.5),
+                                                                    scale=(0.3, 0.3, 0.3))]) + "\n")
+    cache = tmp_path / "cache"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env.pop(kernels.ENV_BACKEND, None)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+    def run(backend):
+        res = subprocess.run([sys.executable, "-m", "rscene_addon", "simulate", str(scene), "--duration", "0.5",
+                              "--out", str(tmp_path / f"{backend}.npz"), "--backend", backend],
+                             env=env, cwd=root, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        return res.stdout
+    assert "compiling physics kernels, once" in run("numba")
+    assert any(name.endswith(".nbi") for _, _, files in os.walk(cache) for name in files)
+    assert "compiling physics kernels" not in run("numba")
+    assert "compiling physics kernels" not in run("numpy")
+    a, b = np.load(tmp_path / "numba.npz"), np.load(tmp_path / "numpy.npz")
+    assert np.abs(a["position"] - b["position"]).max() < 1e-3  # the bound of the scene test above
