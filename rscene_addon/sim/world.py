@@ -32,8 +32,9 @@ import numpy as np
 from .broadphase import candidate_pairs, compute_aabbs
 from .build import build
 from .cloth import Cloth
-from .granular import Granular
 from . import kernels
+from .geometry import PLANE
+from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
                        quat_rotate, quat_to_matrix, tangent_basis)
@@ -56,6 +57,8 @@ class World:
         self.backend = kernels.resolve(backend)
         self._kern = kernels.load() if self.backend == "numba" else None
         self._handlers = self._kern.handlers() if self._kern is not None else None
+        self._geom_plane = m.geom_type == PLANE
+        self._plane_z = np.ascontiguousarray(m.geom_pos[:, 2])  # planes are horizontal, at their height
         self.dynamic = m.body_mode == DYNAMIC
         self.kinematic = m.body_mode == KINEMATIC
         self._index = {name: i for i, name in enumerate(m.body_name)}
@@ -309,7 +312,11 @@ class World:
         pad = 0.5 * margin0 + speed[gb] * dt
         lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
         active = np.ones(len(gb), dtype=bool)
-        pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
+        if self._kern is None:
+            pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
+        else:
+            pairs = self._kern.candidate_pairs(lo, hi, self._geom_plane, self._plane_z, gb, moving_body[gb],
+                                               self.dynamic[gb], m.geom_group, m.geom_mask)
         if len(pairs) == 0:
             return None
         margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt

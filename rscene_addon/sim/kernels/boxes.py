@@ -148,10 +148,22 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
     P = np.empty((4, 2))
     corners = np.empty((4, 3))
     key = np.empty((24, 2), dtype=np.int64)
+    d = np.empty(3)
+    e_u = np.zeros(3)
+    n = np.empty(3)
+    n_i = np.empty(3)
+    face_c = np.empty(3)
+    T0 = np.empty(3)
+    T1 = np.empty(3)
+    U0 = np.empty(3)
+    U1 = np.empty(3)
+    i_c = np.empty(3)
+    rc = np.empty(3)
     for k in range(K):
         ca, cb, Ra, Rb, ha, hb = ca_all[k], cb_all[k], Ra_all[k], Rb_all[k], ha_all[k], hb_all[k]
         mg = margin[k]
-        d = cb - ca
+        for x in range(3):
+            d[x] = cb[x] - ca[x]
         for i in range(3):
             da[i] = Ra[0, i] * d[0] + Ra[1, i] * d[1] + Ra[2, i] * d[2]
             db[i] = Rb[0, i] * d[0] + Rb[1, i] * d[1] + Rb[2, i] * d[2]
@@ -173,7 +185,6 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
         # edge axes A_i x B_j
         se = -np.inf
         e_i, e_j = 0, 0
-        e_u = np.zeros(3)
         e_du = 0.0
         for i in range(3):
             for j in range(3):
@@ -218,7 +229,7 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
             out_sep[count] = se
             count += 1
             continue
-        # face contact: reference face clips the incident face
+        # face contact: reference face clips the incident face (scratch arrays: no allocation per pair)
         use_b = sb > sa + FACE_TOL
         if use_b:
             Rr, Ri, cr, ci, hr, hi, f = Rb, Ra, cb, ca, hb, ha, fb
@@ -226,14 +237,16 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
         else:
             Rr, Ri, cr, ci, hr, hi, f = Ra, Rb, ca, cb, ha, hb, fa
             drf = da[f]
-        n = Rr[:, f] * (1.0 if drf >= 0 else -1.0)
+        sg = 1.0 if drf >= 0 else -1.0
         h_n = hr[f]
-        offset = _dot(n, cr) + h_n
-        face_c = cr + n * h_n
         t0, t1 = (f + 1) % 3, (f + 2) % 3
-        T0 = Rr[:, t0].copy()
-        T1 = Rr[:, t1].copy()
         ht0, ht1 = hr[t0], hr[t1]
+        for x in range(3):
+            n[x] = Rr[x, f] * sg
+            face_c[x] = cr[x] + n[x] * h_n
+            T0[x] = Rr[x, t0]
+            T1[x] = Rr[x, t1]
+        offset = (n[0] * cr[0] + n[1] * cr[1] + n[2] * cr[2]) + h_n
         g = 0
         best = -1.0
         dg = 0.0
@@ -241,21 +254,27 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
             dj = n[0] * Ri[0, j] + n[1] * Ri[1, j] + n[2] * Ri[2, j]
             if abs(dj) > best:
                 best, g, dg = abs(dj), j, dj
-        n_i = -Ri[:, g] * (1.0 if dg >= 0 else -1.0)
+        sg = 1.0 if dg >= 0 else -1.0
         i0, i1 = (g + 1) % 3, (g + 2) % 3
-        U0 = Ri[:, i0] * hi[i0]
-        U1 = Ri[:, i1] * hi[i1]
-        i_c = ci + n_i * hi[g]
+        for x in range(3):
+            n_i[x] = -Ri[x, g] * sg
+            U0[x] = Ri[x, i0] * hi[i0]
+            U1[x] = Ri[x, i1] * hi[i1]
+            i_c[x] = ci[x] + n_i[x] * hi[g]
         for q in range(4):
+            p0 = 0.0
+            p1 = 0.0
             for x in range(3):
-                corners[q, x] = i_c[x] + (QUAD[q, 0] * U0[x] + QUAD[q, 1] * U1[x])
-            rel = corners[q] - face_c
-            P[q, 0] = _dot(rel, T0)
-            P[q, 1] = _dot(rel, T1)
-            cand[q] = corners[q]
-            flat[q, 0] = P[q, 0]
-            flat[q, 1] = P[q, 1]
-            ok[q] = abs(P[q, 0]) <= ht0 + EPS and abs(P[q, 1]) <= ht1 + EPS
+                cx = i_c[x] + (QUAD[q, 0] * U0[x] + QUAD[q, 1] * U1[x])
+                corners[q, x] = cx
+                cand[q, x] = cx
+                p0 += (cx - face_c[x]) * T0[x]
+                p1 += (cx - face_c[x]) * T1[x]
+            P[q, 0] = p0
+            P[q, 1] = p1
+            flat[q, 0] = p0
+            flat[q, 1] = p1
+            ok[q] = abs(p0) <= ht0 + EPS and abs(p1) <= ht1 + EPS
         # incident edges q -> q + 1 across the reference rectangle's 4 side lines
         for line in range(4):
             la = 0 if line < 2 else 1
@@ -297,13 +316,17 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
                 ex, ey = P[q2, 0] - P[q, 0], P[q2, 1] - P[q, 1]
                 if (ex * (r1 - P[q, 1]) - ey * (r0 - P[q, 0])) * orient < -EPS:
                     inside = False
-            rc = QUAD[cc, 0] * (ht0 * T0) + QUAD[cc, 1] * (ht1 * T1) + face_c
-            lift = (off_i - _dot(rc, n_i)) / denom
-            cand[c] = rc + n * lift
+            rn = 0.0
+            for x in range(3):
+                rc[x] = QUAD[cc, 0] * (ht0 * T0[x]) + QUAD[cc, 1] * (ht1 * T1[x]) + face_c[x]
+                rn += rc[x] * n_i[x]
+            lift = (off_i - rn) / denom
+            for x in range(3):
+                cand[c, x] = rc[x] + n[x] * lift
             flat[c, 0], flat[c, 1] = r0, r1
             ok[c] = inside
         for c in range(24):
-            seps[c] = _dot(cand[c], n) - offset
+            seps[c] = (cand[c, 0] * n[0] + cand[c, 1] * n[1] + cand[c, 2] * n[2]) - offset
             if not seps[c] < mg:
                 ok[c] = False
             if ok[c]:
@@ -321,8 +344,9 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
         for c in range(24):
             if ok[c]:
                 out_pair[count] = pidx[k]
-                out_pt[count] = cand[c]
-                out_n[count] = n * sgn
+                for x in range(3):
+                    out_pt[count, x] = cand[c, x]
+                    out_n[count, x] = n[x] * sgn
                 out_sep[count] = seps[c]
                 count += 1
     return count

@@ -23,6 +23,45 @@ def warm_start(V, a, b, MJ, lam):
 
 
 @njit(cache=True)
+def _sweep3(V, a, b, J, MJ, kinv, target, ck, mu, lam, forward):
+    """One sweep of normal + friction row blocks (R = 3): the bodies' 12 velocities are read into locals
+    once per block and written back once (the generic loop below reads and writes them per row)."""
+    M = lam.shape[0]
+    v = np.empty(12)
+    for step in range(M):
+        m = step if forward else M - 1 - step
+        ia, ib = a[m], b[m]
+        for c in range(6):
+            v[c] = V[ia, c]
+            v[6 + c] = V[ib, c]
+        j0 = 0.0
+        j1 = 0.0
+        j2 = 0.0
+        for c in range(12):
+            vc = v[c]
+            j0 += J[m, 0, c] * vc
+            j1 += J[m, 1, c] * vc
+            j2 += J[m, 2, c] * vc
+        o0, o1, o2 = lam[m, 0], lam[m, 1], lam[m, 2]
+        n0 = o0 - kinv[m, 0] * j0 + target[m] * kinv[m, 0] - ck[m] * o0
+        n1 = o1 - kinv[m, 1] * j1
+        n2 = o2 - kinv[m, 2] * j2
+        if n0 < 0.0:
+            n0 = 0.0
+        mag = np.hypot(n1, n2)
+        lim = mu[m] * n0
+        if mag > lim:
+            s = lim / mag
+            n1 *= s
+            n2 *= s
+        d0, d1, d2 = n0 - o0, n1 - o1, n2 - o2
+        lam[m, 0], lam[m, 1], lam[m, 2] = n0, n1, n2
+        for c in range(6):
+            V[ia, c] = v[c] + (MJ[m, 0, c] * d0 + MJ[m, 1, c] * d1 + MJ[m, 2, c] * d2)
+            V[ib, c] = v[6 + c] + (MJ[m, 0, 6 + c] * d0 + MJ[m, 1, 6 + c] * d1 + MJ[m, 2, 6 + c] * d2)
+
+
+@njit(cache=True)
 def solve(V, a, b, J, MJ, kinv, k, target, ck, mu, lam, iterations, tolerance, forward, friction, lever):
     """Sweeps over the rows (forward or backward) until no body's velocity (linear, angular times
     ``lever``) changes by more than ``tolerance`` in a sweep, or ``iterations`` sweeps; with an empty
@@ -43,7 +82,9 @@ def solve(V, a, b, J, MJ, kinv, k, target, ck, mu, lam, iterations, tolerance, f
                 for c in range(6):
                     before[i, c] = V[i, c]
         worst = 0.0
-        for step in range(M):
+        if R == 3 and friction and use_lever:
+            _sweep3(V, a, b, J, MJ, kinv, target, ck, mu, lam, forward)
+        for step in range(M if not (R == 3 and friction and use_lever) else 0):
             m = step if forward else M - 1 - step
             ia, ib = a[m], b[m]
             for r in range(R):

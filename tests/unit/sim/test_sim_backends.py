@@ -18,7 +18,7 @@ import pytest
 from rscene_addon.sim import World, kernels, simulate
 from rscene_addon.sim.mathutil import quat_from_axis_angle, quat_rotate
 from rscene_addon.sim.narrowphase import Frames, collide
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
 from rscene_addon.sim.solver import Rows, jacobians, solve, warm_start
 
 needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba does not import here")
@@ -210,3 +210,33 @@ def test_cli_compiles_once_into_numba_cache_dir_then_loads(tmp_path):
     assert "compiling physics kernels" not in run("numpy")
     a, b = np.load(tmp_path / "numba.npz"), np.load(tmp_path / "numpy.npz")
     assert np.abs(a["position"] - b["position"]).max() < 1e-3  # the bound of the scene test above
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", [4, 5])
+def test_compiled_candidate_pairs_are_the_numpy_pairs(seed):
+    """Boxes, spheres and capsules (some static, some with group/mask) over the ground: the same sorted
+    pair list for several moving subsets."""
+    from rscene_addon.sim.broadphase import candidate_pairs, compute_aabbs
+    from rscene_addon.sim.geometry import PLANE
+    rng = np.random.default_rng(seed)
+    lines = header(dt=0.004) + [ground()]
+    for i in range(80):
+        kind = ("box", "sphere", "capsule")[i % 3]
+        mode = "static" if i % 11 == 0 else "dynamic"
+        group, mask = (2, 2) if i % 7 == 0 else (1, ALL)
+        lines.append(obj(f"/World/G{i}", kind, pos=rng.uniform(-0.6, 0.6, 3) + [0, 0, 0.5], scale=(0.3, 0.2, 0.25),
+                         radius=0.15, height=0.3, mode=mode, group=group, mask=mask))
+    world = World.from_scene(scene_from(lines), backend="numpy")
+    m = world.model
+    pos, rot = world.geom_poses()
+    lo, hi = compute_aabbs(m, pos, rot, np.full(m.num_geoms, 0.01))
+    gb = m.geom_body
+    dynamic = (m.body_mode == 2)[gb]
+    kern = kernels.load()
+    for moving in (dynamic, dynamic & (rng.random(m.num_geoms) < 0.5)):
+        ref = candidate_pairs(m, lo, hi, moving, np.ones(m.num_geoms, bool), dynamic)
+        got = kern.candidate_pairs(lo, hi, m.geom_type == PLANE, np.ascontiguousarray(m.geom_pos[:, 2]), gb,
+                                   moving, dynamic, m.geom_group, m.geom_mask)
+        assert len(ref) > 20
+        assert np.array_equal(ref, got)
