@@ -229,13 +229,16 @@ class World:
             self._save_cache(c_info, np.zeros((0, 3)), w_rows, np.zeros((0, 3)))
         # integrate
         move = awake | self.kinematic
-        s.linear_velocity[:] = np.where(move[:, None], V[:, :3], 0.0)
-        s.angular_velocity[:] = np.where(move[:, None], V[:, 3:], 0.0)
-        lin = s.linear_velocity + Vp[:, :3]
-        ang = s.angular_velocity + Vp[:, 3:]
-        if move.any():
-            s.position[move] += lin[move] * dt
-            s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
+        if self._kern is not None:
+            self._kern.integrate(s.position, s.quaternion, s.linear_velocity, s.angular_velocity, V, Vp, move, dt)
+        else:
+            s.linear_velocity[:] = np.where(move[:, None], V[:, :3], 0.0)
+            s.angular_velocity[:] = np.where(move[:, None], V[:, 3:], 0.0)
+            lin = s.linear_velocity + Vp[:, :3]
+            ang = s.angular_velocity + Vp[:, 3:]
+            if move.any():
+                s.position[move] += lin[move] * dt
+                s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
         for i, (com, q) in self._kin_target.items():
             s.position[i] = com
             s.quaternion[i] = q
@@ -485,6 +488,9 @@ class World:
         self._new_key, self._new_local = key, local
         if len(self._cache_key) == 0:
             return lam
+        if self._kern is not None:
+            return self._kern.warm(self._cache_key, self._cache_local, self._cache_impulse, key, local, n, *basis,
+                                   WARM_MATCH)
         ck = self._cache_key
         lo = np.searchsorted(ck, key, side="left")
         hi = np.searchsorted(ck, key, side="right")

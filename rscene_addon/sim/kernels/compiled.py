@@ -8,8 +8,9 @@ from . import boxes
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
+from .step import integrate, warm
 
-__all__ = ["box_box", "candidate_pairs", "contact_rows", "box_plane", "handlers", "solve", "warm_start", "warm_up"]
+__all__ = ["box_box", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "solve", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -56,6 +57,9 @@ def warm_up() -> None:
     contact_rows(a, b, np.zeros((1, 3)), np.array([[0.0, 0.0, 1.0]]), np.zeros(1), np.zeros((2, 3)), I3, V, V,
                  np.ones(2), I3, np.zeros((1, 5)), 0.01)
     flags, u64 = np.zeros(2, np.bool_), np.ones(2, np.uint64)
+    x3 = np.zeros((2, 3))
+    warm(a, x3, x3, a, x3, x3, x3, x3, 0.02)
+    integrate(x3.copy(), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), V, V, ~flags, 0.01)
     candidate_pairs(np.zeros((2, 3)), np.ones((2, 3)), flags, np.zeros(2), a.repeat(2), flags, flags, u64, u64)
     pos, rot, h = np.zeros((1, 3)), np.eye(3)[None].copy(), np.full((1, 3), 0.5)
     out = _out(24)
