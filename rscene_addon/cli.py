@@ -25,7 +25,9 @@ examples:
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
   python -m rscene_addon bake scene.rscene --frames 1-250 --blend baked.blend            (needs bpy)
   python -m rscene_addon render scene.rscene --frames 1-48 --out renders [--chunk 1/4]   (needs bpy)
+  python -m rscene_addon dataset job.toml --out data [--workers 2] [--ray [ADDRESS]]     (needs bpy)
   python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
+  python -m rscene_addon export-annotations renders --coco --bop    COCO / BOP files from a render folder
 """
 
 
@@ -91,9 +93,41 @@ def cmd_render(args) -> int:
                           print_fn=lambda line: print(line, flush=True))
 
 
+def cmd_export_annotations(args) -> int:
+    import glob
+    import json
+
+    from .render.outputs import merge_manifests
+    from .sensors.annotations import export_annotations
+    out = args.out_dir
+    manifest = None
+    if not os.path.exists(os.path.join(out, "manifest.json")):
+        chunks = sorted(glob.glob(os.path.join(out, "manifest_chunk*-of-*.json")))
+        if chunks:  # a chunked run: annotate the chunks together
+            try:
+                manifest = merge_manifests(chunks)
+            except json.JSONDecodeError as exc:
+                print(f"error: a chunk manifest in {out} is not valid JSON (line {exc.lineno}: {exc.msg})")
+                return 1
+    both = not (args.coco or args.bop)
+    try:
+        export_annotations(out, args.coco or both, args.bop or both, manifest=manifest, sensors=args.sensors,
+                           report=lambda line: print(line, flush=True))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}")
+        return 1
+    return 0
+
+
 def cmd_bake(args) -> int:
     from .blender import cli_jobs
     return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps, args.backend)
+
+
+def cmd_dataset(args) -> int:
+    from .dataset.run import run_dataset
+    return run_dataset(args.job, args.out, args.workers, args.ray, args.resume,
+                       print_fn=lambda line: print(line, flush=True))
 
 
 def cmd_demo(args) -> int:
@@ -157,6 +191,20 @@ def build_parser() -> argparse.ArgumentParser:
                                       "normals, points, CSV + manifest (needs bpy)")
     add_render_arguments(p)
     p.set_defaults(run=cmd_render)
+
+    p = sub.add_parser("export-annotations", help="write COCO and/or BOP annotations from a render output "
+                                                   "folder (plain Python)")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="a render's output folder (manifest.json or chunk manifests)")
+    p.add_argument("--coco", action="store_true", help="COCO instances, {sensor}/coco_instances.json")
+    p.add_argument("--bop", action="store_true", help="BOP scenes under OUT_DIR/bop (neither flag: both)")
+    p.add_argument("--sensors", nargs="+", default=None, metavar="NAME", help="only these camera sensors")
+    p.set_defaults(run=cmd_export_annotations)
+
+    from .dataset.run import add_arguments as add_dataset_arguments
+    p = sub.add_parser("dataset", help="render many scenes x variations x frames in work units, on local "
+                                       "worker processes or a Ray cluster; resumable (needs bpy)")
+    add_dataset_arguments(p)
+    p.set_defaults(run=cmd_dataset)
 
     p = sub.add_parser("demo", help="the main job: import + simulate + bake + render a scene (needs bpy)")
     p.add_argument("scene", nargs="?", default=DEMO_SCENE, metavar="SCENE",

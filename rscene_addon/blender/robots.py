@@ -25,7 +25,7 @@ from ..model import FormatError
 from ..robots import scene_io
 from ..robots.kinematics import joint_motion
 from ..robots.model import Robot
-from ..robots.transforms import homogeneous, quat_to_matrix
+from ..base.spatial import homogeneous, quat_to_matrix
 from . import conventions as cv
 from .materials import assign_object_material, new_material
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene
 from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
-from ..robots.transforms import axis_angle_matrix, homogeneous, matrix_to_quat, quat_to_matrix
+from ..base.spatial import axis_angle_matrix, homogeneous, matrix_to_quat, quat_to_matrix
 from . import xmltree
 from .urdf import parse_xml, parse_xml_file, scene_for_robot
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
-from ..robots.transforms import homogeneous, rpy_to_matrix
+from ..base.spatial import homogeneous, rpy_to_matrix
 from . import xmltree
 from .atomic import read_source
 from .xml_expr import ExprError, expand_braces

@@ -40,6 +40,10 @@ class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
                                           "renders with a 1 px box filter while on")
     cryptomatte_levels: IntProperty(name="Levels", default=6, min=2, max=16,
                                     description="Objects kept per pixel, largest coverage first")
+    coco: BoolProperty(name="COCO Annotations", default=False,
+                       description="After the frames: {sensor}/coco_instances.json (RLE masks, classes)")
+    bop: BoolProperty(name="BOP Annotations", default=False,
+                      description="After the frames: BOP scenes under bop/ (poses, masks, depth, gt info)")
 
 
 def _settings(context):
@@ -99,7 +103,9 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             keep_exr=bool(settings is not None and settings.keep_exr),
             cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
         )
-        report = (lambda level, message: self.report({level}, message))
+        def report(level, message):
+            self.report({level}, message)
+
         sensors = self._value(context, "sensors", "")
         return RenderJob(scene, out, range(start, end + 1), None, sensors, options, report=report)
 
@@ -121,6 +127,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         finally:
             wm.progress_end()
         self._report_result(result)
+        self._annotate(context, result)
         return {"FINISHED"}
 
     # -- modal -------------------------------------------------------------------------------------
@@ -154,6 +161,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             result = self._job.result
             self._finish(context)
             self._report_result(result)
+            self._annotate(context, result)
             return {"FINISHED"}
         except Exception as exc:  # noqa: BLE001 - any failure must end the modal run cleanly
             self._finish(context)
@@ -182,6 +190,18 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         workspace = getattr(context, "workspace", None)
         if workspace is not None:
             workspace.status_text_set(None if text is None else f"Rendering sensors: {text} (Esc to cancel)")
+
+    def _annotate(self, context, result) -> None:
+        """COCO / BOP files from what the run wrote, when the settings ask for them."""
+        settings = _settings(context)
+        coco, bop = bool(getattr(settings, "coco", False)), bool(getattr(settings, "bop", False))
+        if not (coco or bop) or result.get("cancelled") or not result.get("out_dir"):
+            return
+        from ..sensors.annotations import export_annotations
+        try:
+            export_annotations(result["out_dir"], coco, bop, report=lambda line: self.report({"INFO"}, line))
+        except (OSError, ValueError, KeyError) as exc:
+            self.report({"ERROR"}, f"annotations failed: {exc}")
 
     def _report_result(self, result) -> None:
         renders = result["timings"]["camera_render_s"]

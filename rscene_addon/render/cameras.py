@@ -48,8 +48,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..sensors.atomic import write_text_atomic
-from ..sensors.frames import R_RAISIM_FROM_OPENCV
+from ..base.atomic import write_text_atomic
+from ..base.spatial import R_RAISIM_FROM_OPENCV
 from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.writers import write_npy

@@ -18,6 +18,7 @@ import time
 from ..model import FormatError
 from ..sensors.frame_chunks import chunk as take_chunk
 from ..sensors.frame_chunks import parse_frame_range
+from ..sensors.annotations import export_annotations, requested, with_needed_products
 from .outputs import parse_chunk
 from .plan import RenderOptions, split_names
 
@@ -47,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--cryptomatte", type=int, nargs="?", const=6, default=0, metavar="LEVELS",
                         help="also write anti-aliased per-instance coverage (Cycles' Cryptomatte, LEVELS "
                              "ranks per pixel, 2..16, default 6; renders with a 1 px box filter)")
+    parser.add_argument("--products", default=None, metavar="LIST",
+                        help="comma list of products to make (default: each sensor's own); coco and bop "
+                             "write COCO / BOP annotations after the frames (adding what they read)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -127,6 +131,13 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
         per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
         print_fn(f"wrote {len(result['files'])} files and {os.path.relpath(result['manifest'])} in "
                  f"{elapsed:.2f} s{per}")
+        wanted = requested(job.options.products)
+        if wanted and not result["cancelled"]:
+            if chunk_kn is not None:
+                print_fn(f"{', '.join(wanted)}: written once all chunks are done, by `python -m rscene_addon "
+                         f"export-annotations {job.out_dir} --{' --'.join(wanted)}`")
+            else:
+                export_annotations(job.out_dir, "coco" in wanted, "bop" in wanted, report=print_fn)
         return 0
     except FormatError as exc:
         print_fn(f"error: {len(exc.diagnostics)} problem(s) found in {scene_path}")
@@ -153,7 +164,8 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
 def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
-                         raycaster=args.raycaster, cryptomatte=args.cryptomatte)
+                         raycaster=args.raycaster, cryptomatte=args.cryptomatte,
+                         products=with_needed_products(split_names(args.products) if args.products else None))
 
 
 def main(argv=None) -> int:

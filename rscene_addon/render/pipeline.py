@@ -25,7 +25,7 @@ import numpy as np
 from ..formats import rscene
 from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
-from ..sensors.noise import add_gaussian_noise
+from ..sensors.noise import add_gaussian_noise, variation_seed
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from . import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
@@ -138,6 +138,8 @@ class RenderJob:
             if not spec.products:
                 continue
             spec = spec.with_products(self.options.products, self.options.opt_in_products())
+            if self.options.seed is not None:
+                spec = dataclasses.replace(spec, noise_seed=variation_seed(spec.noise_seed, self.options.seed))
             if spec.products:
                 result.append(spec)
         for spec in result:
@@ -319,6 +321,8 @@ class RenderJob:
             "segmentation": entities.table.id_map(),
             "gravity": list(self.gravity),
         }
+        if self.options.seed is not None:
+            meta["variation_seed"] = int(self.options.seed)
         if self.chunk is not None:
             meta["chunk"] = f"{self.chunk[0]}/{self.chunk[1]}"
         return meta

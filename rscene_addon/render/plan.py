@@ -75,7 +75,8 @@ class RenderOptions:
     ``cryptomatte`` > 0 adds the ``cryptomatte`` product to every image sensor: Cycles' Cryptomatte
     object pass with that many ranks (levels, 2..16) per pixel, rendered with a 1-pixel box filter so
     that a coverage is the pixel's area fraction (this replaces ``exact_ids``' 0.01 px filter: the
-    id, depth and normal images then come from one sample anywhere in the pixel).
+    id, depth and normal images then come from one sample anywhere in the pixel). ``seed`` (a dataset
+    variation) gives every noisy sensor the seed ``sensors.noise.variation_seed(noiseSeed, seed)``.
     """
 
     samples: int | None = None
@@ -90,6 +91,7 @@ class RenderOptions:
     persistent_data: bool = True
     raycaster: str = "auto"
     cryptomatte: int = 0
+    seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):

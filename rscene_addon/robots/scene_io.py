@@ -12,7 +12,7 @@ import numpy as np
 from ..model import Diagnostic, FormatError
 from .kinematics import forward_kinematics
 from .model import Robot
-from .transforms import homogeneous, quat_to_matrix
+from ..base.spatial import homogeneous, quat_to_matrix
 
 __all__ = ["posed_links", "posed_links_for_record", "read_robot_file", "record_base_transform",
            "robot_for_record"]

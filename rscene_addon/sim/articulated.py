@@ -40,7 +40,7 @@ import numpy as np
 from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
 from ..robots.model import Robot
-from ..robots.transforms import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
+from ..base.spatial import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
 from .geometry import reduce_points
 from .link_contacts import SLOP, contact_targets
 from .link_pairs import link_pair_contacts, self_collision_pairs
@@ -737,7 +737,7 @@ class ArticulatedSystem:
 
     def link_positions_quaternions(self) -> tuple[np.ndarray, np.ndarray]:
         """(L, 3) positions and (L, 4) quaternions w, x, y, z of the links in ``link_names`` order."""
-        from ..sensors.frames import matrix_to_quat
+        from ..base.spatial import matrix_to_quat
         frames = np.array(self.frames).reshape(-1, 4, 4)
         return frames[:, :3, 3].copy(), matrix_to_quat(frames[:, :3, :3]).reshape(-1, 4)
 

@@ -21,9 +21,13 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
                "compliant_wire": "compliant", "custom": "custom", "custom_wire": "custom"}
 
 
+GRANULAR_JITTER_SEED = 20240601  # default seed of the granular fill's jitter (runs are reproducible)
+
+
 class _Builder:
-    def __init__(self, scene):
+    def __init__(self, scene, seed: int | None = None):
         self.scene = scene
+        self.seed = GRANULAR_JITTER_SEED if seed is None else int(seed)
         self.warnings: list[str] = []
         self.bodies: list[dict] = []
         self.geoms: list[dict] = []
@@ -242,9 +246,10 @@ def _setting(scene, tag, name, default):
     return f.vec3(name, default) if isinstance(default, tuple) else f.num(name, default)
 
 
-def build(scene, *, dt: float | None = None) -> tuple[Model, State]:
-    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``)."""
-    b = _Builder(scene)
+def build(scene, *, dt: float | None = None, seed: int | None = None) -> tuple[Model, State]:
+    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``). ``seed`` drives the
+    simulation's only random choice, the jitter of a granular box fill (None: a fixed seed)."""
+    b = _Builder(scene, seed)
     solver = solver_settings(scene)
     step = dt if dt is not None else _setting(scene, "time_step", "dt", 0.0025)
     if not step > 0:
@@ -531,7 +536,7 @@ def _granular(b: _Builder, rec):
         Z, Y, X = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
         local = np.stack((X.ravel(), Y.ravel(), Z.ravel()), axis=1)
         # a small deterministic jitter breaks the perfect lattice (fixed seed: runs are reproducible)
-        jitter = np.random.default_rng(20240601).uniform(-0.05, 0.05, local.shape)
+        jitter = np.random.default_rng(b.seed).uniform(-0.05, 0.05, local.shape)
         local = local + jitter * (spacing - 2 * radius + 0.2 * radius)
     if len(local) > max_particles:
         b.warn(f"{path}: {len(local)} particles capped at maxParticles={max_particles}")

@@ -38,6 +38,8 @@ class RSCENE_PT_render_sensors(bpy.types.Panel):
         sub = col.column()
         sub.enabled = settings.cryptomatte
         sub.prop(settings, "cryptomatte_levels")
+        col.prop(settings, "coco")
+        col.prop(settings, "bop")
         layout.operator("rscene.render_sensors", icon="RENDER_ANIMATION")
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from rscene_addon.formats import rscene
 from rscene_addon.render import outputs, plan, segmentation, timing
-from rscene_addon.sensors.frames import quat_from_axis_angle, quat_to_matrix
+from rscene_addon.base.spatial import quat_from_axis_angle, quat_to_matrix
 from rscene_addon.sensors.manifest import Manifest
 
 PURE = ("plan", "segmentation", "outputs", "timing", "cli")

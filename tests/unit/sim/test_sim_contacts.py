@@ -10,7 +10,7 @@ import pytest
 from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.mathutil import quat_rotate
+from rscene_addon.base.spatial import quat_rotate
 
 # every test here runs on both physics backends (numpy reference, compiled numba kernels)
 pytestmark = pytest.mark.usefixtures("sim_backend")
