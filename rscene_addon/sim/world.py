@@ -399,8 +399,8 @@ class World:
         cat = parts[0] if len(parts) == 1 else {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
         if self._kern is None:
             order, slices = order_by_color(self._colors(cat["a"], cat["b"], awake))
-        else:  # compiled sweeps go row by row: no colouring
-            order, slices = np.arange(len(cat["a"])), [(0, len(cat["a"]))]
+        else:  # compiled sweeps go row by row: no colouring, the rows stay in place (views, no copies)
+            order, slices = slice(None), [(0, len(cat["a"]))]
         self._row_order = order
         k = cat["k"][order]
         cfm = cat["cfm"][order]
