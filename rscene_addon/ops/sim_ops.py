@@ -133,3 +133,13 @@ class RSCENE_PT_simulation(bpy.types.Panel):
 
 
 CLASSES = (RSCENE_OT_bake_simulation, RSCENE_OT_clear_bake, RSCENE_PT_simulation)
+
+
+def register_extra():
+    # compiled physics kernels go to the extension's user folder from the start (any World built later
+    # in this session compiles or loads there); no numba import here
+    from ..blender.bake import kernel_cache_folder
+    from ..sim import kernels
+    folder = kernel_cache_folder()
+    if folder:
+        kernels.set_cache_dir(folder)
