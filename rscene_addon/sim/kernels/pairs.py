@@ -15,6 +15,17 @@ def _keep(a, b, body, moving, dynamic, group, mask):
 
 
 @njit(cache=True)
+def _push(keys, count, key):
+    """keys[count] = key, in a twice larger copy when full."""
+    if count == keys.shape[0]:
+        grown = np.empty(2 * count, np.int64)
+        grown[:count] = keys
+        keys = grown
+    keys[count] = key
+    return keys
+
+
+@njit(cache=True)
 def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mask):
     """Pairs (P, 2), a < b, sorted; ``plane_z`` (G,): a plane geom's height (planes are horizontal)."""
     G = lo.shape[0]
@@ -26,8 +37,7 @@ def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mas
             nb += 1
     bounded = bounded[:nb]
     order = bounded[np.argsort(lo[bounded, 0], kind="mergesort")]
-    cap = 16 * G + 16
-    keys = np.empty(cap, np.int64)
+    keys = np.empty(16 * G + 16, np.int64)
     count = 0
     for s in range(nb):
         i = order[s]
@@ -39,11 +49,7 @@ def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mas
             if (lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2]):
                 a, b = min(i, j), max(i, j)
                 if _keep(a, b, body, moving, dynamic, group, mask):
-                    if count == cap:
-                        grown = np.empty(2 * cap, np.int64)
-                        grown[:cap] = keys
-                        keys, cap = grown, 2 * cap
-                    keys[count] = a * G + b
+                    keys = _push(keys, count, a * G + b)
                     count += 1
     for p in range(G):
         if not is_plane[p]:
@@ -53,11 +59,7 @@ def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mas
             if moving[g] and lo[g, 2] <= plane_z[p]:
                 a, b = min(g, p), max(g, p)
                 if _keep(a, b, body, moving, dynamic, group, mask):
-                    if count == cap:
-                        grown = np.empty(2 * cap, np.int64)
-                        grown[:cap] = keys
-                        keys, cap = grown, 2 * cap
-                    keys[count] = a * G + b
+                    keys = _push(keys, count, a * G + b)
                     count += 1
     keys = np.sort(keys[:count])
     out = np.empty((count, 2), np.int64)
