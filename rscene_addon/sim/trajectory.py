@@ -133,7 +133,8 @@ def frame_count(duration: float, fps: float) -> int:
 
 def simulate(scene, duration: float, fps: float, substeps: int | None = None,
              progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
-             world: World | None = None, kinematic_tracks: dict | None = None) -> Trajectory:
+             world: World | None = None, kinematic_tracks: dict | None = None,
+             backend: str | None = None) -> Trajectory:
     """Simulate ``scene`` for ``duration`` seconds and record ``fps`` frames per second.
 
     ``kinematic_tracks`` maps a kinematic body's name to its animated pose per frame,
@@ -142,13 +143,14 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
 
     Without ``substeps`` the scene's time step is kept and rounded so that a whole number of steps fits in
     a frame; with ``substeps`` the step is ``1 / (fps * substeps)``. ``progress(fraction)`` is called after
-    every frame; ``cancel()`` returning True raises ``Cancelled``.
+    every frame; ``cancel()`` returning True raises ``Cancelled``. ``backend`` (``auto``, ``numba``,
+    ``numpy``; see ``sim.kernels``) chooses the world's solver when no ``world`` is given.
     """
     if not fps > 0:
         raise ValueError("fps must be positive")
     if duration < 0:
         raise ValueError("duration must not be negative")
-    world, substeps = _world_for(scene, fps, substeps, world)
+    world, substeps = _world_for(scene, fps, substeps, world, backend)
     model = world.model
     # robots (articulated records) step beside the rigid world and touch its geoms (two-way)
     robot_warnings: list = []
@@ -174,9 +176,10 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
     return recorder.trajectory(fps, substeps, list(model.warnings) + robot_warnings)
 
 
-def _world_for(scene, fps: float, substeps: int | None, world: World | None) -> tuple[World, int]:
-    """The World to run (built from ``scene`` unless given) with its step set to fit whole steps in a frame,
-    and the number of steps per frame."""
+def _world_for(scene, fps: float, substeps: int | None, world: World | None,
+               backend: str | None = None) -> tuple[World, int]:
+    """The World to run (built from ``scene`` on ``backend`` unless given) with its step set to fit whole
+    steps in a frame, and the number of steps per frame."""
     frame_dt = 1.0 / fps
     if world is not None:
         steps = max(1, int(substeps or round(frame_dt / world.dt)))
@@ -184,12 +187,12 @@ def _world_for(scene, fps: float, substeps: int | None, world: World | None) -> 
         return world, steps
     if substeps is not None:
         steps = max(1, int(substeps))
-        return World.from_scene(scene, dt=frame_dt / steps), steps
+        return World.from_scene(scene, dt=frame_dt / steps, backend=backend), steps
     from .model_builder import build
     model, state = build(scene)
     steps = max(1, int(round(frame_dt / model.dt)))
     model.dt = frame_dt / steps
-    return World(model, state), steps
+    return World(model, state, backend=backend), steps
 
 
 class _FrameRecorder:

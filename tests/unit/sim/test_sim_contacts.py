@@ -12,6 +12,9 @@ from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_rotate
 from tests.corpus import require_corpus
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 EXAMPLE = "/work/shared/corpus/rscene/docs-examples/RsceneFile_example.rscene"
 
 
