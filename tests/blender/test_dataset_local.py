@@ -113,3 +113,21 @@ def test_ray_flag_without_ray_says_what_to_install(tmp_path):
     assert result.returncode == 1
     assert "--ray needs the 'ray' package" in result.stdout
     assert not (tmp_path / "out").exists()
+
+
+def test_slices_of_a_job_share_a_folder_and_a_last_run_merges_them(tmp_path):
+    """What SLURM array tasks do: `dataset JOB --out DIR --chunk $ID/$COUNT`, then one run without."""
+    tiny_scene(tmp_path)
+    job = write_job(tmp_path, 'frames = "1-2"\nchunk = 1\n')
+    out = tmp_path / "out"
+    first = dataset_command(job, "--out", out, "--chunk", "1/2")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "slice 1/2: 1 of 2 unit(s)" in first.stdout
+    assert [p.name for p in unit_folders(out)] == ["chunk0001-of-0002"]
+    second = dataset_command(job, "--out", out, "--chunk", "2/2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    merged = dataset_command(job, "--out", out)
+    assert merged.returncode == 0 and "2 already complete, 0 to make" in merged.stdout
+    manifest = json.loads((out / "dataset.json").read_text())
+    assert manifest["complete"] and manifest["datasets"][0]["manifest"]["metadata"]["frames"] == [1, 2]
+    assert dataset_command(job, "--out", out, "--chunk", "3/2").returncode == 1

@@ -69,3 +69,11 @@ def test_progress_line_counts_rate_and_time_left():
     # 4 new frames in 30 s = 8 frames/min; 24 frames left -> 3 minutes
     assert progress.line() == "units 3/10 done, 1 failed | frames 12/40 | 8.0 frames/min | 3m00s left"
     assert format_duration(3725) == "1h02m" and format_duration(9.4) == "9s"
+
+
+def test_a_slice_removes_only_its_own_units_scratch(tmp_path):
+    units = _units(tmp_path)
+    store = DatasetStore(tmp_path / "out")
+    ours, theirs = scratch_beside(store.unit_dir(units[0])), scratch_beside(store.unit_dir(units[1]))
+    assert store.remove_scratch([store.unit_dir(units[0])]) == [ours]
+    assert os.path.isdir(theirs) and not os.path.exists(ours)
