@@ -97,7 +97,8 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
     log = os.path.join(scratch, "log.txt")
     started = time.perf_counter()
     try:
-        options = RenderOptions(seed=task["seed"], device=task["device"], **task["options"])
+        options = RenderOptions(seed=task["seed"], device=task["device"], threads=task.get("threads"),
+                                **task["options"])
         with captured_output(log):
             status = run_render_cli(blend, task["frames_spec"], scratch, samples=task["samples"],
                                     sensors=list(task["sensors"]) or None, chunk=task["chunk"],
@@ -106,7 +107,7 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
         if status != 0:
             raise UnitFailed(_tail(log) or f"render exited with status {status}")
         record = {"unit": task["unit"], "fingerprint": task["fingerprint"], "frames": list(task["frames"]),
-                  "chunk": task["chunk"], "seed": task["seed"], "scene": task["scene_path"],
+                  "chunk": task["chunk"], "seed": task["seed"], "threads": task.get("threads"), "scene": task["scene_path"],
                   "manifest": task["manifest"], "seconds": round(time.perf_counter() - started, 3),
                   "host": socket.gethostname(), "pid": os.getpid(), **(extra or {})}
         write_json(os.path.join(scratch, UNIT_FILE), record)

@@ -40,6 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def _threads_per_worker(workers: int) -> int:
+    """Cycles threads for each of ``workers`` local processes: this process's cores shared out."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // workers)
+
+
 def _first_line(text) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0] if lines else "failed"
@@ -157,7 +166,8 @@ def _run_local(job, store, bake_by_key, pending, by_id, workers, failures, unit_
                 unit_done(unit, {"ok": False, "error": f"bake failed: {bake_errors[unit.bake.key]}"})
             else:
                 blend = os.path.join(store.bake_dir(unit.bake), "scene.blend")
-                runnable.append((unit.id, {"op": "unit", "task": unit_task(job, unit), "blend": blend,
+                task = dict(unit_task(job, unit), threads=job.threads or _threads_per_worker(workers))
+                runnable.append((unit.id, {"op": "unit", "task": task, "blend": blend,
                                            "dir": store.unit_dir(unit)}))
         pool.run(runnable, lambda key, reply: unit_done(by_id[key], reply))
     finally:
@@ -185,5 +195,6 @@ def _run_ray(job, store, bake_by_key, pending, by_id, address, failures, unit_do
         unit_done(unit, reply)
 
     bakes = [(key, bake.task()) for key, bake in bake_by_key.items()]
-    units = [(u.id, unit_task(job, u)) for u in pending]
+    threads = job.threads or max(1, int(job.num_cpus))
+    units = [(u.id, dict(unit_task(job, u), threads=threads)) for u in pending]
     run_on_ray(job, address or os.environ.get("RAY_ADDRESS") or None, bakes, units, done, print_fn)

@@ -165,6 +165,8 @@ class CameraRenderer:
             "resolution_percentage": r.resolution_percentage,
             "pixel_aspect_x": r.pixel_aspect_x, "pixel_aspect_y": r.pixel_aspect_y,
         })
+        if self.options.threads:  # several render processes share the machine's cores
+            st.set_many(r, {"threads_mode": "FIXED", "threads": int(self.options.threads)})
         st.set(sc, "camera", sc.camera)
         for layer in sc.view_layers:
             st.set(layer, "use", layer == self.view_layer)

@@ -26,6 +26,11 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
         assert "Saved:" not in result.stdout + result.stderr  # Cycles' lines went to the unit logs
         assert "units 4/4 done | frames 8/8" in result.stdout
     assert "Saved:" in (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    # each of N local workers renders with the cores / N threads: the arrays do not depend on it
+    cores = len(os.sched_getaffinity(0))
+    threads = [{json.loads((p / "unit.json").read_text())["threads"] for p in unit_folders(tmp_path / d)}
+               for d in ("one", "two")]
+    assert threads == [{cores}, {max(1, cores // 2)}]
     arrays_one, arrays_two = dataset_arrays(tmp_path / "one"), dataset_arrays(tmp_path / "two")
     assert len(arrays_one) == 2 * 4 * 10  # 2 variations x 4 frames x (camera 6 + lidar 3 + IMU 1 files)
     assert arrays_one.keys() == arrays_two.keys()
