@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 
-from .store import publish, scratch_beside, write_json
+from .store import publish, publish_bake, scratch_beside, write_json
 
 __all__ = ["UnitFailed", "build_bake", "captured_output", "render_unit"]
 
@@ -79,7 +79,7 @@ def build_bake(task: dict, bake_dir: str) -> str:
                 print(f"error: {exc}")
                 raise UnitFailed(f"error: {exc}") from None
         write_json(os.path.join(scratch, "bake.json"), {"fingerprint": task["fingerprint"], "task": task})
-        publish(scratch, bake_dir)
+        publish_bake(scratch, bake_dir, task["fingerprint"])
     except BaseException:
         import shutil
         shutil.rmtree(scratch, ignore_errors=True)

@@ -56,6 +56,16 @@ def publish(scratch: str, final: str) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def publish_bake(scratch: str, final: str, fingerprint: str) -> None:
+    """:func:`publish` for a bake, unless ``final`` already holds this very bake (another process, or
+    a slice of the same job, made it first and may be rendering from it): then ours is dropped."""
+    record = read_json(os.path.join(final, "bake.json"))
+    if isinstance(record, dict) and record.get("fingerprint") == fingerprint:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
+    publish(scratch, final)
+
+
 def read_json(path: str):
     try:
         with open(path, encoding="utf-8") as handle:

@@ -25,7 +25,8 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
     for result in (one, two):
         assert "Saved:" not in result.stdout + result.stderr  # Cycles' lines went to the unit logs
         assert "units 4/4 done | frames 8/8" in result.stdout
-    assert "Saved:" in (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    log = (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    assert "[100%] frame 2: /World/Props/CrateA/Imu" in log and "Saved:" not in log
     # each of N local workers renders with the cores / N threads: the arrays do not depend on it
     cores = len(os.sched_getaffinity(0))
     threads = [{json.loads((p / "unit.json").read_text())["threads"] for p in unit_folders(tmp_path / d)}
@@ -136,3 +137,18 @@ def test_slices_of_a_job_share_a_folder_and_a_last_run_merges_them(tmp_path):
     manifest = json.loads((out / "dataset.json").read_text())
     assert manifest["complete"] and manifest["datasets"][0]["manifest"]["metadata"]["frames"] == [1, 2]
     assert dataset_command(job, "--out", out, "--chunk", "3/2").returncode == 1
+
+
+def test_the_render_command_keeps_cycles_saved_lines_off_the_terminal(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.corpus import REPO
+    scene = tiny_scene(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "rscene_addon", "render", str(scene), "--frames", "1-2",
+                             "--samples", "1", "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Saved:" not in result.stdout + result.stderr
+    assert "[100%] frame 2" in result.stdout  # our own progress still shows
+    assert (tmp_path / "out" / "World.Camera" / "rgb_00002.png").exists()
