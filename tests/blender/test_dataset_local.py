@@ -23,8 +23,11 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
     two = dataset_command(job, "--out", tmp_path / "two", "--workers", "2")
     assert two.returncode == 0, two.stdout + two.stderr
     for result in (one, two):
-        assert "Saved:" not in result.stdout + result.stderr  # Cycles' lines went to the unit logs
+        # Blender's own lines ("Read blend:", Cycles' "Saved:") went to the unit logs, not the terminal
+        assert "Saved:" not in result.stdout + result.stderr
+        assert "Read blend:" not in result.stdout + result.stderr
         assert "units 4/4 done | frames 8/8" in result.stdout
+    assert "Read blend:" in (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
     log = (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
     assert "[100%] frame 2: /World/Props/CrateA/Imu" in log and "Saved:" not in log
     # each of N local workers renders with the cores / N threads: the arrays do not depend on it
