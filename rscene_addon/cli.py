@@ -106,7 +106,7 @@ def cmd_bake(args) -> int:
 def cmd_dataset(args) -> int:
     from .dataset.run import run_dataset
     return run_dataset(args.job, args.out, args.workers, args.ray, args.resume,
-                       print_fn=lambda line: print(line, flush=True))
+                       print_fn=lambda line: print(line, flush=True), chunk=args.chunk)
 
 
 def cmd_demo(args) -> int:
