@@ -11,6 +11,7 @@ import numpy as np
 from . import geometry as geo
 from .fields import Fields
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
+from ..model.checks import MAX_BOX_FILL
 from .meshio import MeshFormatError, read_mesh, read_rasset
 from .model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
                     SolverSettings, State, WireSpec)
@@ -509,6 +510,24 @@ def _pose(f: Fields):
     return f.vec3("position"), quat_normalize(f.quat("quaternion")), f.vec3("scale", (1, 1, 1))
 
 
+def _box_fill(lo, hi, radius, spacing, limit):
+    """The first ``limit`` points of the lattice filling [lo, hi] (x fastest, then y, then z) and the
+    lattice's full size, counted before anything is allocated (a tiny spacing in a big box would ask for
+    billions)."""
+    counts = []
+    for i in range(3):
+        start, stop = lo[i] + radius, hi[i] - radius + 1e-9
+        n = min(max(0.0, np.ceil((stop - start) / spacing)), float(limit) + 1)  # as np.arange counts
+        counts.append(int(n) if n >= 1 else 0)
+    starts = [lo[i] + radius if counts[i] else (lo[i] + hi[i]) / 2 for i in range(3)]
+    counts = [c or 1 for c in counts]
+    total = float(counts[0]) * counts[1] * counts[2]
+    k = np.arange(int(min(total, limit)))
+    ix, iy, iz = k % counts[0], (k // counts[0]) % counts[1], k // (counts[0] * counts[1])
+    local = np.stack([starts[0] + ix * spacing, starts[1] + iy * spacing, starts[2] + iz * spacing], axis=1)
+    return local.astype(np.float64), total
+
+
 def _granular(b: _Builder, rec):
     f = Fields(rec)
     path = f.text("path", "granular")
@@ -525,11 +544,10 @@ def _granular(b: _Builder, rec):
     else:
         lo, hi = f.vec3("boxMin", (-0.5, -0.5, 0.0)), f.vec3("boxMax", (0.5, 0.5, 0.3))
         spacing = max(spacing, 2.0 * radius)
-        axes = [np.arange(lo[i] + radius, hi[i] - radius + 1e-9, spacing) for i in range(3)]
-        if any(len(a) == 0 for a in axes):
-            axes = [a if len(a) else np.array([(lo[i] + hi[i]) / 2]) for i, a in enumerate(axes)]
-        Z, Y, X = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
-        local = np.stack((X.ravel(), Y.ravel(), Z.ravel()), axis=1)
+        # the reader refuses fills beyond MAX_BOX_FILL; a scene made in code is clamped the same way
+        local, total = _box_fill(lo, hi, radius, spacing, max(0, min(max_particles, MAX_BOX_FILL)))
+        if total > max_particles:
+            b.warn(f"{path}: a box fill of {total:.3g} particles capped at {len(local)} (maxParticles={max_particles})")
         # a small deterministic jitter breaks the perfect lattice (fixed seed: runs are reproducible)
         jitter = np.random.default_rng(20240601).uniform(-0.05, 0.05, local.shape)
         local = local + jitter * (spacing - 2 * radius + 0.2 * radius)
