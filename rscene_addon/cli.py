@@ -25,7 +25,9 @@ examples:
   python -m rscene_addon export scene.blend scene.rscene                (needs the bpy module)
   python -m rscene_addon bake scene.rscene --frames 1-250 --blend baked.blend            (needs bpy)
   python -m rscene_addon render scene.rscene --frames 1-48 --out renders [--chunk 1/4]   (needs bpy)
+  python -m rscene_addon dataset job.toml --out data [--workers 2] [--ray [ADDRESS]]     (needs bpy)
   python -m rscene_addon demo --out out/demo       import + simulate + bake + render the demo scene
+  python -m rscene_addon export-annotations renders --coco --bop    COCO / BOP files from a render folder
 """
 
 
@@ -69,34 +71,45 @@ def cmd_convert(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from .sim import run_simulation_cli
+    from .commands.simulate_job import run_simulation_cli
     return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps)
 
 
 def cmd_import(args) -> int:
-    from .blender import cli_jobs
+    from .commands import blender_jobs as cli_jobs
     return cli_jobs.import_to_blend(args.files, args.blend)
 
 
 def cmd_export(args) -> int:
-    from .blender import cli_jobs
+    from .commands import blender_jobs as cli_jobs
     return cli_jobs.export_from_blend(args.blend, args.output)
 
 
 def cmd_render(args) -> int:
-    from .render.cli import options_from_args, run_render_cli
+    from .commands.render_job import options_from_args, run_render_cli
     return run_render_cli(args.scene, args.frames, args.out, samples=args.samples, sensors=args.sensors,
                           chunk=args.chunk, options=options_from_args(args),
                           print_fn=lambda line: print(line, flush=True))
 
 
+def cmd_export_annotations(args) -> int:
+    from .commands.annotations_job import export_folder
+    return export_folder(args.out_dir, args.coco, args.bop, args.sensors)
+
+
 def cmd_bake(args) -> int:
-    from .blender import cli_jobs
+    from .commands import blender_jobs as cli_jobs
     return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps)
 
 
+def cmd_dataset(args) -> int:
+    from .dataset.run import run_dataset
+    return run_dataset(args.job, args.out, args.workers, args.ray, args.resume,
+                       print_fn=lambda line: print(line, flush=True))
+
+
 def cmd_demo(args) -> int:
-    from .blender import cli_jobs
+    from .commands import blender_jobs as cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
 
 
@@ -143,11 +156,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--substeps", type=int, default=None, help="physics steps per frame (default: time_step)")
     p.set_defaults(run=cmd_bake)
 
-    from .render.cli import add_arguments as add_render_arguments
+    from .commands.render_job import add_arguments as add_render_arguments
     p = sub.add_parser("render", help="render cameras, lidars and IMUs over frames: RGB, depth, ids, "
                                       "normals, points, CSV + manifest (needs bpy)")
     add_render_arguments(p)
     p.set_defaults(run=cmd_render)
+
+    p = sub.add_parser("export-annotations", help="write COCO and/or BOP annotations from a render output "
+                                                   "folder (plain Python)")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="a render's output folder (manifest.json or chunk manifests)")
+    p.add_argument("--coco", action="store_true", help="COCO instances, {sensor}/coco_instances.json")
+    p.add_argument("--bop", action="store_true", help="BOP scenes under OUT_DIR/bop (neither flag: both)")
+    p.add_argument("--sensors", nargs="+", default=None, metavar="NAME", help="only these camera sensors")
+    p.set_defaults(run=cmd_export_annotations)
+
+    from .dataset.run import add_arguments as add_dataset_arguments
+    p = sub.add_parser("dataset", help="render many scenes x variations x frames in work units, on local "
+                                       "worker processes or a Ray cluster; resumable (needs bpy)")
+    add_dataset_arguments(p)
+    p.set_defaults(run=cmd_dataset)
 
     p = sub.add_parser("demo", help="the main job: import + simulate + bake + render a scene (needs bpy)")
     p.add_argument("scene", nargs="?", default=DEMO_SCENE, metavar="SCENE",

@@ -14,16 +14,18 @@ Steps:
      them there); with ``--platform`` the staged manifest keeps only those platforms and their wheels;
   3. ``blender_ext.py validate`` the staged directory (with Blender's list of valid tags);
   4. ``blender_ext.py build --source-dir STAGE --output-dir OUTPUT_DIR``, with ``--split-platforms``
-     when the manifest names platforms: one zip per platform, ``<id>-<version>-<platform>.zip``, each
-     with only that platform's wheels (a single ``<id>-<version>.zip`` otherwise); ``--platform any``
-     adds ``<id>-<version>.zip`` without platforms and platform wheels, for every other platform;
+     when the manifest names platforms: one zip per platform and Python line,
+     ``<id>-<version>-<platform>-<cp311|cp313>.zip``, each with only that platform's wheels for that
+     Python and ``blender_version_min/max`` set to the Blender releases that bundle it (cp311: 4.5 up
+     to 5.1, cp313: 5.1 on); ``--platform any`` adds ``<id>-<version>.zip`` without platforms and
+     platform wheels, for every other platform and Blender;
   5. print the path of each zip (one per line, the last lines of stdout) and exit 0; exit non-zero on
      any failure.
 
 Usage:
   python scripts/build_extension.py [--output-dir dist] [--bpy-dir PATH] [--source-dir rscene_addon]
                                     [--manifest blender_manifest.toml] [--platform linux-x64|host|any ...]
-                                    [--keep-stage]
+                                    [--python cp311|cp313|host ...] [--keep-stage]
 """
 
 from __future__ import annotations
@@ -45,6 +47,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 BLENDER_EXT_REL = Path("scripts", "addons_core", "bl_pkg", "cli", "blender_ext.py")
 VALID_TAGS_REL = Path("scripts", "modules", "_bpy_internal", "extensions", "tags.py")
 _VERSION_DIR_RE = re.compile(r"^\d+\.\d+$")
+
+
+# Python line -> the Blender releases that bundle it: blender_version_min, blender_version_max (exclusive,
+# None: open). Blender 4.2 .. 5.0 bundle CPython 3.11, 5.1 and later 3.13. The minimum is the oldest
+# release tested (4.5 LTS; the bake needs slotted actions, 4.4+).
+PYTHON_LINES = {"cp311": ("4.5.0", "5.1.0"), "cp313": ("5.1.0", None)}
 
 
 class BuildError(RuntimeError):
@@ -125,6 +133,32 @@ def wheel_platform(name: str) -> str | None:
     raise BuildError(f"wheel {name}: unknown platform tag {tag!r}")
 
 
+def wheel_python(name: str) -> str | None:
+    """The Python line (``cp311``/``cp313``) a wheel is built for, None for pure/stable-ABI wheels."""
+    abi = name[:-len(".whl")].split("-")[-2]
+    return abi if abi in PYTHON_LINES else None
+
+
+def host_python() -> str:
+    return f"cp{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def restrict_python(manifest_text: str, meta: dict, python: str) -> str:
+    """Manifest text with ``wheels`` cut down to one Python line and the Blender range that bundles it."""
+    low, high = PYTHON_LINES[python]
+    wheels = [w for w in meta.get("wheels", []) if wheel_python(Path(w).name) in (None, python)]
+    manifest_text, count = re.subn(r"(?ms)^wheels\s*=\s*\[.*?\]\n?",
+                                   _toml_list("wheels", wheels) + "\n" if wheels else "", manifest_text)
+    if count != 1 and "wheels" in meta:
+        raise BuildError("cannot rewrite the manifest's wheels list")
+    manifest_text = re.sub(r'(?m)^blender_version_(min|max)\s*=.*\n', "", manifest_text)
+    versions = f'blender_version_min = "{low}"\n' + (f'blender_version_max = "{high}"\n' if high else "")
+    manifest_text, count = re.subn(r'(?m)^(type\s*=.*\n)', lambda m: m[1] + versions, manifest_text, count=1)
+    if count != 1:
+        raise BuildError("the manifest has no type = line to put the Blender version range after")
+    return manifest_text
+
+
 def _toml_list(key: str, values: list[str]) -> str:
     return f"{key} = [\n" + "".join(f'  "{v}",\n' for v in values) + "]"
 
@@ -149,7 +183,7 @@ def restrict_platforms(manifest_text: str, meta: dict, platforms: list[str]) -> 
 
 
 def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str] | None = None,
-          wheels_dir: Path = REPO_ROOT / "wheels") -> None:
+          wheels_dir: Path = REPO_ROOT / "wheels", python: str | None = None) -> None:
     """Copy the manifest and the contents of ``source_dir`` into ``stage_dir`` (which must not exist),
     and the manifest's wheels (taken by file name from ``wheels_dir``) to where the manifest says."""
     if not (source_dir / "__init__.py").is_file():
@@ -167,6 +201,9 @@ def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str
     meta = tomllib.loads(text)
     if platforms:
         text = restrict_platforms(text, meta, platforms)
+        meta = tomllib.loads(text)
+    if python:
+        text = restrict_python(text, meta, python)
         meta = tomllib.loads(text)
     (stage_dir / "blender_manifest.toml").write_text(text, encoding="utf-8")
     missing = []
@@ -198,10 +235,11 @@ def build(
     source_dir: Path = REPO_ROOT / "rscene_addon",
     manifest: Path = REPO_ROOT / "blender_manifest.toml",
     platforms: list[str] | None = None,
+    pythons: list[str] | None = None,
     keep_stage: bool = False,
     python: str = sys.executable,
 ) -> list[Path]:
-    """Validate and build the extension; return the paths of the zips (one per platform)."""
+    """Validate and build the extension; return the paths of the zips (one per platform and Python)."""
     bpy_path = find_bpy_dir(bpy_dir)
     blender_ext, tags = blender_ext_paths(bpy_path)
     _log(f"using {blender_ext}")
@@ -216,31 +254,43 @@ def build(
     platforms = [p for p in platforms if p != "any"]
     if not platforms and not any_build:
         platforms = list(meta.get("platforms", []))
-    # one blender_ext.py build per staged manifest: (platforms, zip names); --split-platforms names
-    # each zip after its platform with "-" as "_" (blender_ext.py's rule)
+    pythons = [host_python() if p == "host" else p for p in pythons or PYTHON_LINES]
+    unknown = sorted(set(pythons) - set(PYTHON_LINES))
+    if unknown:
+        raise BuildError(f"unknown Python lines {unknown}; known: {sorted(PYTHON_LINES)}")
+    # one blender_ext.py build per staged manifest: (platforms, python, {blender_ext name: final name});
+    # --split-platforms names each zip after its platform with "-" as "_" (blender_ext.py's rule), and
+    # the Python line is appended here (blender_ext.py knows no split by Python)
     builds = []
     if platforms:
-        builds.append((platforms, [f"{stem}-{p.replace('-', '_')}.zip" for p in platforms]))
+        for py in pythons:
+            builds.append((platforms, py, {f"{stem}-{p.replace('-', '_')}.zip":
+                                           f"{stem}-{p.replace('-', '_')}-{py}.zip" for p in platforms}))
     if any_build or not builds:
-        builds.append((["any"] if any_build else [], [f"{stem}.zip"]))
+        builds.append((["any"] if any_build else [], None, {f"{stem}.zip": f"{stem}.zip"}))
 
     output_dir = output_dir.resolve()
     output_dir.mkdir(parents=True, exist_ok=True)
-    zip_paths = [output_dir / name for _, names in builds for name in names]
+    zip_paths = [output_dir / final for _, _, names in builds for final in names.values()]
     for zip_path in zip_paths:
         if zip_path.exists():
             zip_path.unlink()
 
     base = [python, str(blender_ext)]
-    for selected, _ in builds:
+    for selected, py, names in builds:
         tmp = Path(tempfile.mkdtemp(prefix="rscene_ext_stage_"))
         stage_dir = tmp / meta["id"]
+        built_dir = tmp / "built"
+        built_dir.mkdir()
         split = bool(selected) and selected != ["any"]
         try:
-            stage(Path(source_dir), Path(manifest), stage_dir, selected or None)
+            stage(Path(source_dir), Path(manifest), stage_dir, selected or None, python=py)
             _run(base + ["validate", "--valid-tags", str(tags), str(stage_dir)])
             _run(base + ["build", "--valid-tags", str(tags), "--source-dir", str(stage_dir),
-                         "--output-dir", str(output_dir)] + (["--split-platforms"] if split else []))
+                         "--output-dir", str(built_dir)] + (["--split-platforms"] if split else []))
+            for built, final in names.items():
+                if (built_dir / built).is_file():
+                    shutil.move(str(built_dir / built), output_dir / final)
         finally:
             if keep_stage:
                 _log(f"staged files kept in {stage_dir}")
@@ -264,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="build only for this platform of the manifest (repeatable; 'host' = this machine; "
                          "'any' = one zip without platform-specific wheels, installable everywhere, the "
                          "lidar then using Blender's BVHTree); default: every platform the manifest lists")
+    ap.add_argument("--python", action="append", dest="pythons",
+                    help="build only for this Python line (cp311: Blender 4.5..5.0, cp313: Blender 5.1+; "
+                         "'host' = this interpreter's); repeatable; default: both")
     ap.add_argument("--keep-stage", action="store_true", help="keep the staging directory for inspection")
     args = ap.parse_args(argv)
     try:
@@ -273,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
             source_dir=Path(args.source_dir),
             manifest=Path(args.manifest),
             platforms=args.platforms,
+            pythons=args.pythons,
             keep_stage=args.keep_stage,
         )
     except (BuildError, OSError, tomllib.TOMLDecodeError) as ex:

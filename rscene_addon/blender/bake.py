@@ -115,7 +115,7 @@ def _link_local_poses(links: dict, names: list, position: np.ndarray, quaternion
     Returns name -> (positions (F,3), quaternions (F,4)); the parent's world pose comes from the
     trajectory when the parent is a simulated link, else from Blender (the robot root, which does not move).
     """
-    from ..sensors.frames import matrix_to_quat, quat_to_matrix
+    from ..base.spatial import matrix_to_quat, quat_to_matrix
     index = {name: i for i, name in enumerate(names)}
     world = {}
     for name, i in index.items():

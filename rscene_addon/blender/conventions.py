@@ -22,7 +22,9 @@ import numpy as np
 
 from mathutils import Matrix, Quaternion, Vector
 
-CAMERA_FIX = Matrix(((0.0, 0.0, -1.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0)))
+from ..base.spatial import R_RAISIM_FROM_OPENGL, quat_normalize
+
+CAMERA_FIX = Matrix(R_RAISIM_FROM_OPENGL.tolist())  # Blender camera axes in RaiSim camera axes
 CAMERA_FIX_Q = CAMERA_FIX.to_quaternion()
 SENSOR_WIDTH_MM = 36.0
 SENSOR_HEIGHT_MM = 24.0
@@ -35,8 +37,10 @@ def quat(wxyz) -> Quaternion:
 
 
 def normalized_quat(wxyz) -> Quaternion:
+    """A record quaternion as a unit ``Quaternion``; a zero one is the identity, the rule of
+    :func:`rscene_addon.base.spatial.quat_normalize` (mathutils here: one object at a time is faster)."""
     q = quat(wxyz)
-    if q.magnitude < 1e-12:
+    if q.magnitude == 0.0:
         return Quaternion()
     q.normalize()
     return q
@@ -44,13 +48,7 @@ def normalized_quat(wxyz) -> Quaternion:
 
 def normalized_quats(wxyz) -> np.ndarray:
     """``normalized_quat`` of many (N, 4) quaternions at once, as float64 (N, 4)."""
-    q = np.asarray(wxyz, dtype=np.float64).reshape(-1, 4)
-    norm = np.sqrt(np.einsum("ij,ij->i", q, q))
-    out = np.zeros_like(q)
-    out[:, 0] = 1.0  # a zero quaternion is the identity, as in normalized_quat
-    ok = norm >= 1e-12
-    out[ok] = q[ok] / norm[ok, None]
-    return out
+    return quat_normalize(np.asarray(wxyz, dtype=np.float64).reshape(-1, 4))
 
 
 # -- cameras ---------------------------------------------------------------------------------------------

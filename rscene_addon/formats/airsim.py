@@ -43,7 +43,9 @@ from . import geo, jsonc
 from .atomic import write_scene_text
 from .sceneutil import (PathAllocator, extra_text, extra_vec, leaf_name, loss_warnings, record_label,
                         sanitize_name, set_extra, warn)
-from .transforms import IDENTITY, ORIGIN, compose, quat_from_rpy, rpy_from_quat
+from ..base.spatial import IDENTITY, ORIGIN, compose
+from ..base.spatial import record_quat_from_rpy as quat_from_rpy
+from ..base.spatial import record_rpy as rpy_from_quat
 
 FORMAT = "airsim"
 EXTENSIONS = (".jsonc", ".json")

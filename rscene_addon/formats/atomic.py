@@ -1,35 +1,12 @@
-"""Atomic file writing: a temporary file in the target's folder, then a rename.
+"""Reading scene files for the format readers, and writing them through the shared atomic writer.
 
-A crash or an error half way never leaves a half-written file where the user's file was.
+Writing itself is :mod:`rscene_addon.base.atomic` (re-exported here for the format modules).
 """
 from __future__ import annotations
 
-import os
-import tempfile
+from ..base.atomic import write_text_atomic
 
-
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix="-" + os.path.basename(path), dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_text_atomic(path: str, text: str) -> None:
-    """Text is written as UTF-8; bytes that were not UTF-8 in the source come back unchanged."""
-    write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"))
+__all__ = ["read_source", "read_text", "write_scene_text", "write_text_atomic"]
 
 
 def read_source(path: str, limit: int = -1) -> str:

@@ -46,9 +46,13 @@ from .atomic import read_source, write_scene_text
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
                         set_extra, warn)
-from .transforms import (IDENTITY, ORIGIN, compose, coppelia_euler_from_quat, matrix_from_quat,
-                         quat_from_coppelia_euler, quat_from_matrix, quat_from_z_to, quat_mul, quat_rotate,
-                         relative, same_rotation)
+from ..base.spatial import IDENTITY, ORIGIN, compose, quat_from_z_to, relative, same_rotation
+from ..base.spatial import quat_to_matrix as matrix_from_quat
+from ..base.spatial import record_coppelia_euler as coppelia_euler_from_quat
+from ..base.spatial import record_quat_from_coppelia_euler as quat_from_coppelia_euler
+from ..base.spatial import record_quat_from_matrix as quat_from_matrix
+from ..base.spatial import record_quat_mul as quat_mul
+from ..base.spatial import record_rotate as quat_rotate
 from .xmltree import Node, XmlWriter, parse
 
 FORMAT = "coppelia_xml"

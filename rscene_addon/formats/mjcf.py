@@ -1,4 +1,4 @@
-"""MJCF (MuJoCo XML) reader for the subset RaiSim's experimental reader supports, into a ``robots.model.Robot``.
+"""MJCF (MuJoCo XML) reader for the subset RaiSim's experimental reader supports, into a ``robots.robot.Robot``.
 
 Supported: ``<compiler angle eulerseq meshdir coordinate="local">``, ``<default>`` classes (nested, ``class`` /
 ``childclass``), ``<asset>`` meshes (file, scale) and materials (rgba), ``<worldbody>`` bodies (pos, quat,
@@ -25,8 +25,8 @@ import os
 import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene
-from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
-from ..robots.transforms import axis_angle_matrix, homogeneous, matrix_to_quat, quat_to_matrix
+from ..robots.robot import Geometry, Inertial, Joint, Link, Material, Robot, Shape
+from ..base.spatial import axis_angle_matrix, homogeneous, matrix_to_quat, quat_to_matrix
 from . import xmltree
 from .urdf import parse_xml, parse_xml_file, scene_for_robot
 

@@ -182,6 +182,9 @@ def encode_grey(values, bit_depth: int = 16, filter_type: int = 0) -> bytes:
     dtype = ">u2" if bit_depth == 16 else "u1"
     rows = np.ascontiguousarray(values.astype(dtype)).view(np.uint8).reshape(height, -1).astype(np.int64)
     bpp = bit_depth // 8
+    if filter_type == 0:  # no prediction: every row is its filter byte and its samples as they are
+        raw = np.hstack([np.zeros((height, 1), dtype=np.uint8), rows.astype(np.uint8)])
+        return _png(width, height, bit_depth, raw.tobytes())
     out = bytearray()
     prev = np.zeros(rows.shape[1], dtype=np.int64)
     for row in rows:
@@ -191,5 +194,9 @@ def encode_grey(values, bit_depth: int = 16, filter_type: int = 0) -> bytes:
         out.append(filter_type)
         out += ((row - predicted) & 0xFF).astype(np.uint8).tobytes()
         prev = row
+    return _png(width, height, bit_depth, bytes(out))
+
+
+def _png(width: int, height: int, bit_depth: int, filtered: bytes) -> bytes:
     header = struct.pack(">IIBBBBB", width, height, bit_depth, 0, 0, 0, 0)
-    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(bytes(out))) + _chunk(b"IEND", b"")
+    return _SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(filtered)) + _chunk(b"IEND", b"")

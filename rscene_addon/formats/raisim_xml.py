@@ -51,7 +51,7 @@ from .raisim_template import expand
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_number, extra_text, extra_vec,
                         leaf_name, loss_warnings, material_color, record_label, sanitize_name, set_extra,
                         warn)
-from .transforms import quat_look_at
+from ..base.spatial import quat_look_at
 from .xmltree import Node, XmlWriter, parse
 
 FORMAT = "raisim_xml"

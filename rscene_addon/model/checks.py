@@ -15,7 +15,7 @@ import posixpath
 _PAINT_LISTS = ("texturePrimary", "textureSecondary", "textureBlend", "wetness", "holes")
 _MAX_SAMPLES_PER_AXIS = 16384
 _MAX_SAMPLES = 64 * 2**20
-MAX_BOX_FILL = 2_000_000  # particles of a granular box fill (Engine 2's default cap is 20000)
+MAX_BOX_FILL = 5_000_000  # particles of a granular box fill (Engine 2's default cap is 20000)
 
 
 def check_terrain_region(record, scene, seen) -> list[str]:

@@ -12,12 +12,30 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from ..model import FormatError
 
 
+PRODUCT_ITEMS = (
+    ("rgb", "RGB", "Anti-aliased colour (Cycles, the scene's pixel filter)"),
+    ("depth", "Depth", "Planar depth (m) at pixel centres"),
+    ("segmentation", "IDs", "Instance and class ids at pixel centres, with the per-frame instances JSON"),
+    ("normal", "Normals", "Unit normals in the OpenCV camera frame"),
+    ("flow", "Flow", "Forward and backward optical flow (px), camera and object motion"),
+    ("object_coords", "Object Coords", "Hit point in the object's frame (m) and NOCS"),
+    ("amodal", "Amodal", "Unoccluded instance masks and visibility fractions"),
+    ("lidar", "Lidar", "Lidar point clouds"),
+    ("imu", "IMU", "IMU readings"),
+)
+DEFAULT_PRODUCTS = {"rgb", "depth", "segmentation", "normal", "lidar", "imu"}
+
+
 class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
+    products: EnumProperty(name="Products", items=PRODUCT_ITEMS, options={"ENUM_FLAG"}, default=DEFAULT_PRODUCTS,
+                           description="What to write; without RGB no Cycles render runs (annotations only)")
+    use_gpu: BoolProperty(name="GPU", default=False,
+                          description="Render RGB on the GPU (the first GPU render compiles kernels: minutes)")
     sensors: StringProperty(
         name="Sensors", default="",
         description="Comma-separated record paths or ids, or Blender camera names; empty: every enabled "
@@ -40,10 +58,28 @@ class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
                                           "renders with a 1 px box filter while on")
     cryptomatte_levels: IntProperty(name="Levels", default=6, min=2, max=16,
                                     description="Objects kept per pixel, largest coverage first")
+    coco: BoolProperty(name="COCO Annotations", default=False,
+                       description="After the frames: {sensor}/coco_instances.json (RLE masks, classes)")
+    bop: BoolProperty(name="BOP Annotations", default=False,
+                      description="After the frames: BOP scenes under bop/ (poses, masks, depth, gt info)")
 
 
 def _settings(context):
     return getattr(context.scene, "rscene_render", None)
+
+
+def _products(settings):
+    """The panel's products (None: the defaults), Cryptomatte added when its box is ticked."""
+    if settings is None:
+        return None
+    chosen = set(settings.products)
+    if settings.cryptomatte:
+        chosen.add("cryptomatte")
+    if chosen == DEFAULT_PRODUCTS:
+        return None
+    from ..sensors.annotations import with_needed_products
+    wanted = {name for name in ("coco", "bop") if getattr(settings, name, False)}
+    return frozenset(with_needed_products(chosen | wanted) - wanted)  # what COCO / BOP read
 
 
 class RSCENE_OT_render_sensors(bpy.types.Operator):
@@ -98,8 +134,12 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             range_image=bool(settings is not None and settings.range_image),
             keep_exr=bool(settings is not None and settings.keep_exr),
             cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
+            products=_products(settings),
+            device="GPU" if settings is not None and settings.use_gpu else "CPU",
         )
-        report = (lambda level, message: self.report({level}, message))
+        def report(level, message):
+            self.report({level}, message)
+
         sensors = self._value(context, "sensors", "")
         return RenderJob(scene, out, range(start, end + 1), None, sensors, options, report=report)
 
@@ -121,6 +161,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         finally:
             wm.progress_end()
         self._report_result(result)
+        self._annotate(context, result)
         return {"FINISHED"}
 
     # -- modal -------------------------------------------------------------------------------------
@@ -154,6 +195,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             result = self._job.result
             self._finish(context)
             self._report_result(result)
+            self._annotate(context, result)
             return {"FINISHED"}
         except Exception as exc:  # noqa: BLE001 - any failure must end the modal run cleanly
             self._finish(context)
@@ -182,6 +224,18 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         workspace = getattr(context, "workspace", None)
         if workspace is not None:
             workspace.status_text_set(None if text is None else f"Rendering sensors: {text} (Esc to cancel)")
+
+    def _annotate(self, context, result) -> None:
+        """COCO / BOP files from what the run wrote, when the settings ask for them."""
+        settings = _settings(context)
+        coco, bop = bool(getattr(settings, "coco", False)), bool(getattr(settings, "bop", False))
+        if not (coco or bop) or result.get("cancelled") or not result.get("out_dir"):
+            return
+        from ..sensors.annotations import export_annotations
+        try:
+            export_annotations(result["out_dir"], coco, bop, report=lambda line: self.report({"INFO"}, line))
+        except (OSError, ValueError, KeyError) as exc:
+            self.report({"ERROR"}, f"annotations failed: {exc}")
 
     def _report_result(self, result) -> None:
         renders = result["timings"]["camera_render_s"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..sensors.frames import R_RAISIM_FROM_OPENGL, quat_to_matrix
+from ..base.spatial import R_RAISIM_FROM_OPENGL, quat_to_matrix
 
 __all__ = ["PoseSource", "PoseTable", "blender_matrix", "rigid", "source_for"]
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..sensors.frames import matrix_to_quat, quat_slerp, quat_to_matrix
+from ..base.spatial import matrix_to_quat, quat_slerp, quat_to_matrix
 
 __all__ = ["FrameClock", "interpolate_poses", "pose_to_pq", "tick_range"]
 

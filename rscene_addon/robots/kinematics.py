@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Joint, Robot
-from .transforms import axis_angle_matrix, quat_multiply, quat_normalize, quat_to_matrix, skew
+from .robot import Joint, Robot
+from ..base.spatial import axis_angle_matrix, quat_multiply, quat_normalize, quat_to_matrix, skew
 
 __all__ = ["forward_kinematics", "frame_transform", "integrate", "jacobian", "joint_frames", "joint_motion",
            "plane_axes"]

@@ -3,19 +3,19 @@
 Takes plain numbers and arrays, never the scene model or Blender, so it runs and is tested in plain
 Python. One job per module:
 
-* :mod:`.frames` quaternions (w, x, y, z), RaiSim/OpenCV/OpenGL camera frames, extrinsics
+* :mod:`rscene_addon.base.spatial` (re-exported here) quaternions (w, x, y, z), camera frames, extrinsics
 * :mod:`.intrinsics` pinhole ``K``, OpenGL projection, exact Blender camera settings
 * :mod:`.lidar` spinning lidar ray pattern, firing times, hit points
 * :mod:`.imu` ideal IMU readings from a trajectory
 * :mod:`.noise` seeded reproducible Gaussian noise
-* :mod:`.atomic`, :mod:`.writers` atomic PLY/PCD/CSV/NPY writing
+* :mod:`.writers` atomic PLY/PCD/CSV/NPY writing (:mod:`rscene_addon.base.atomic`, re-exported here)
 * :mod:`.manifest` output paths and the JSON manifest
 * :mod:`.frame_chunks` inclusive frame ranges split across workers
 """
 
-from .atomic import atomic_open, write_bytes_atomic, write_text_atomic
+from ..base.atomic import atomic_open, write_bytes_atomic, write_text_atomic
 from .frame_chunks import chunk, parse_frame_range
-from .frames import (
+from ..base.spatial import (
     CONVENTIONS,
     R_OPENCV_FROM_OPENGL,
     R_RAISIM_FROM_OPENCV,

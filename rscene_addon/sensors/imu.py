@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .frames import quat_conjugate, quat_multiply, quat_normalize, quat_rotate, quat_slerp, quat_to_matrix
+from ..base.spatial import quat_conjugate, quat_multiply, quat_normalize, quat_rotate, quat_slerp, quat_to_matrix
 
 __all__ = ["STANDARD_GRAVITY", "ImuReadings", "angular_velocity_body", "second_derivative", "simulate_imu"]
 
@@ -174,7 +174,7 @@ def simulate_imu(
     mount_p = np.asarray(mount_position, dtype=np.float64)
     mount_q = quat_normalize(mount_quaternion)
 
-    sensor_p = p + quat_rotate(q, mount_p)
+    sensor_p = p + quat_rotate(quat_normalize(q), mount_p)
     accel_world = second_derivative(t, sensor_p)
     omega_body = angular_velocity_body(t, q)
 

@@ -18,8 +18,8 @@ import re
 
 import numpy as np
 
-from .atomic import write_text_atomic
-from .frames import R_OPENCV_FROM_OPENGL
+from ..base.atomic import write_text_atomic
+from ..base.spatial import R_OPENCV_FROM_OPENGL
 
 __all__ = ["MANIFEST_FORMAT", "Manifest", "output_path", "safe_sensor_name"]
 

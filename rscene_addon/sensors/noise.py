@@ -17,7 +17,8 @@ import zlib
 
 import numpy as np
 
-__all__ = ["add_depth_noise", "add_gaussian_noise", "add_image_noise", "gaussian_noise", "noise_rng"]
+__all__ = ["add_depth_noise", "add_gaussian_noise", "add_image_noise", "gaussian_noise", "noise_rng",
+           "variation_seed"]
 
 
 def _zigzag(n: int) -> int:
@@ -30,6 +31,14 @@ def noise_rng(seed: int, frame: int = 0, stream: str = "") -> np.random.Generato
     across runs, unlike Python's salted ``hash``)."""
     key = [_zigzag(seed), _zigzag(frame), zlib.crc32(stream.encode("utf-8"))]
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
+
+
+def variation_seed(seed: int, variation: int) -> int:
+    """A sensor's noise seed for one variation of its scene (a dataset's per-variation seed): a
+    deterministic mix of both, a non-negative int below 2**63; different variations give independent
+    noise streams for the same record seed."""
+    key = [_zigzag(seed), _zigzag(variation), zlib.crc32(b"variation")]
+    return int(np.random.SeedSequence(key).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def _check_stddev(stddev: float) -> None:

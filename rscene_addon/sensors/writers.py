@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .atomic import atomic_open, write_bytes_atomic
+from ..base.atomic import atomic_open, write_bytes_atomic
 
 __all__ = [
     "IMU_CSV_HEADER",
@@ -194,7 +194,7 @@ def write_imu_csv(path, time, specific_force, angular_velocity) -> None:
     table = np.column_stack([np.asarray(time, dtype=np.float64), specific_force, angular_velocity])
     if table.ndim != 2 or table.shape[1] != 7:
         raise ValueError(f"need time (M,), specific_force (M, 3), angular_velocity (M, 3); got {table.shape}")
-    with atomic_open(path, "w", newline="\n") as f:
+    with atomic_open(path, "w") as f:
         f.write(IMU_CSV_HEADER + "\n")
         for row in table.tolist():
             f.write(",".join(map(repr, row)) + "\n")

@@ -1,7 +1,8 @@
 """Build the extension zip with Blender's own tooling and install it into a fresh headless Blender.
 
-Runs on whichever bpy the environment has (4.5 LTS or 5.0). The zip is this machine's platform build
-(`--platform host`: the manifest's wheels for this platform only). The install happens in a separate,
+Runs on whichever bpy the environment has (4.5 LTS: Python 3.11, 5.2 LTS: Python 3.13). The zip is this
+machine's platform build for this Python (`--platform host --python host`: the manifest's wheels for this
+platform and Python only). The install happens in a separate,
 isolated interpreter (`python -I`, cwd = a temp dir, its own BLENDER_USER_RESOURCES) so that the
 repository checkout and the test environment's site-packages are not importable there: the installed
 extension must be self-contained, its bundled wheels (embreex) included.
@@ -70,6 +71,20 @@ INSTALL_CHILD = textwrap.dedent(
     wheel_dir = os.path.realpath(os.path.dirname(embreex.__file__))
     assert wheel_dir.startswith(user_res + os.sep), (wheel_dir, user_res)
     import importlib
+    # numba + llvmlite come from the bundled wheels too, and compile a kernel
+    import numba
+    numba_dir = os.path.realpath(os.path.dirname(numba.__file__))
+    assert numba_dir.startswith(user_res + os.sep), (numba_dir, user_res)
+
+    @numba.njit(cache=False)
+    def _tri(n):
+        total = 0
+        for i in range(n + 1):
+            total += i
+        return total
+
+    assert _tri(100) == 5050
+    print("NUMBA-OK", numba.__version__, numba_dir)
     caster = importlib.import_module(module + ".render.caster")
     assert caster.available_backends()[0] == "embree", caster.available_backends()
     import numpy as np
@@ -90,7 +105,7 @@ INSTALL_CHILD = textwrap.dedent(
 def extension_zip(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     proc = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out), "--platform", "host"],
+        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out), "--platform", "host", "--python", "host"],
         cwd=REPO_ROOT,
         capture_output=True,
         check=False,
@@ -100,13 +115,22 @@ def extension_zip(tmp_path_factory) -> Path:
     assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
     zips = [Path(line) for line in proc.stdout.strip().splitlines()]
     assert len(zips) == 1 and zips[0].is_file(), proc.stdout
-    assert zips[0].name == f"{EXT_ID}-{_manifest()['version']}-{_host_platform().replace('-', '_')}.zip"
+    assert zips[0].name == (f"{EXT_ID}-{_manifest()['version']}-{_host_platform().replace('-', '_')}"
+                            f"-{_host_python()}.zip")
     return zips[0]
 
 
 def _manifest() -> dict:
     with open(REPO_ROOT / "blender_manifest.toml", "rb") as fh:
         return tomllib.load(fh)
+
+
+def _host_python() -> str:
+    return f"cp{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
 
 
 def _host_platform() -> str:
@@ -129,7 +153,38 @@ def test_zip_layout(extension_zip: Path) -> None:
     assert manifest["platforms"] == [_host_platform()]
     wheels = sorted(n for n in names if n.endswith(".whl"))
     assert wheels == sorted(w.removeprefix("./") for w in manifest["wheels"])
-    assert len(wheels) == 1 and wheels[0].startswith("wheels/embreex-"), wheels
+    # embreex (lidar), numba + llvmlite (simulation kernels), all for this Python only
+    assert [w.split("/")[1].split("-")[0] for w in wheels] == ["embreex", "llvmlite", "numba"], wheels
+    assert all(f"-{_host_python()}-" in w for w in wheels), wheels
+    # the Blender range is the one that bundles this Python, and this Blender lies inside it
+    import bpy
+    low = _version(manifest["blender_version_min"])
+    high = _version(manifest.get("blender_version_max", "99.0.0"))
+    assert low <= tuple(bpy.app.version) < high, (manifest.get("blender_version_min"),
+                                                   manifest.get("blender_version_max"), bpy.app.version)
+
+
+def test_zips_split_by_platform_and_python(tmp_path: Path) -> None:
+    """Every platform gets one zip per Python line; each carries only its own Python's wheels, and the
+    two Blender ranges meet without overlap (cp311 up to 5.1, cp313 from 5.1)."""
+    proc = subprocess.run([sys.executable, str(BUILD_SCRIPT), "--output-dir", str(tmp_path)],
+                          cwd=REPO_ROOT, capture_output=True, check=False, text=True, timeout=600)
+    assert proc.returncode == 0, f"build failed:\n{proc.stdout}\n{proc.stderr}"
+    zips = [Path(line) for line in proc.stdout.strip().splitlines()]
+    source = _manifest()
+    assert len(zips) == 2 * len(source["platforms"]), zips
+    ranges = {}
+    for zip_path in zips:
+        plat, py = zip_path.stem.split("-")[-2:]
+        with zipfile.ZipFile(zip_path) as zf:
+            manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
+            wheels = [n for n in zf.namelist() if n.endswith(".whl")]
+        assert wheels and all(f"-{py}-" in w for w in wheels), (zip_path.name, wheels)
+        projects = sorted(w.split("/")[1].split("-")[0] for w in wheels)
+        # numba/llvmlite publish no macos-x64 wheels: that zip runs the numpy simulation backend
+        assert projects == (["embreex"] if plat == "macos_x64" else ["embreex", "llvmlite", "numba"])
+        ranges[py] = (manifest["blender_version_min"], manifest.get("blender_version_max"))
+    assert ranges == {"cp311": ("4.5.0", "5.1.0"), "cp313": ("5.1.0", None)}
 
 
 def test_portable_zip_has_no_platforms_and_no_wheels(tmp_path: Path) -> None:
@@ -165,6 +220,7 @@ def test_install_and_enable(extension_zip: Path, tmp_path: Path) -> None:
         text=True,
         timeout=300,
     )
-    assert proc.returncode == 0 and "INSTALL-OK" in proc.stdout and "EMBREE-OK" in proc.stdout, (
+    assert proc.returncode == 0 and "INSTALL-OK" in proc.stdout and "EMBREE-OK" in proc.stdout \
+        and "NUMBA-OK" in proc.stdout, (
         f"install in a fresh Blender failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     )

@@ -99,12 +99,12 @@ def _png(path):
 
 
 def _mesh(path):
-    from rscene_addon.sim import meshio
+    from rscene_addon.scene_geometry import mesh_files as meshio
     return meshio.read_mesh(path)
 
 
 def _rasset(path):
-    from rscene_addon.sim import meshio
+    from rscene_addon.scene_geometry import mesh_files as meshio
     return meshio.read_rasset(path)
 
 

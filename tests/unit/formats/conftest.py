@@ -36,6 +36,8 @@ def _close(a, b, tol: float) -> bool:
 
 def _same_rotation(a, b, tol: float) -> bool:
     a, b = np.asarray(a, float), np.asarray(b, float)
+    if np.array_equal(a, b) or np.array_equal(a, -b):  # exact: a unit quaternion's a.a may round off 1
+        return True
     a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
     return abs(abs(float(a @ b)) - 1.0) <= tol
 

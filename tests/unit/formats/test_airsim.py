@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import airsim, jsonc, rscene
-from rscene_addon.formats import transforms as tf
+from rscene_addon.base import spatial as tf
 from rscene_addon.model import FormatError
 
 SIM_CONFIG = "airsim/iamaisim-ProjectAirSim/client/python/example_user_scripts/sim_config"
@@ -59,7 +59,7 @@ def test_basic_drone_by_hand(corpus):
     assert drone.tag == "compound" and drone.get("bodyMode") == "kinematic"
     assert drone.get("position") == (0.0, 0.0, 4.0)  # xyz "0.0 0.0 -4.0" NED: 4 m up
     # rpy-deg "0 0 -45": yaw -45 deg in NED (towards north-west); the scene's +y is west
-    forward = tf.quat_rotate(drone.get("quaternion"), (1, 0, 0))
+    forward = tf.record_rotate(drone.get("quaternion"), (1, 0, 0))
     assert np.allclose(forward, (math.sqrt(0.5), math.sqrt(0.5), 0))
     assert drone.get("mass") == pytest.approx(1.0 + 4 * 0.055)
     assert drone.get("instanceId") == (5 + sum(map(ord, "drone"))) % 256 == 29
@@ -72,9 +72,9 @@ def test_basic_drone_by_hand(corpus):
     assert chase.get("parent") == drone.id and chase.get("position") == pytest.approx((-10.0, 0.0, 1.0))
     assert (chase.get("kind"), chase.get("width"), chase.get("height"), chase.get("horizontalFov")) == ("rgb", 1280, 720, 90.0)
     # pitch -11.46 deg in NED tips the camera's nose down
-    assert tf.quat_rotate(chase.get("quaternion"), (1, 0, 0))[2] == pytest.approx(-math.sin(math.radians(11.46)))
+    assert tf.record_rotate(chase.get("quaternion"), (1, 0, 0))[2] == pytest.approx(-math.sin(math.radians(11.46)))
     down = sensors["DownCamera"]
-    assert np.allclose(tf.quat_rotate(down.get("quaternion"), (1, 0, 0)), (0, 0, -1), atol=1e-12)
+    assert np.allclose(tf.record_rotate(down.get("quaternion"), (1, 0, 0)), (0, 0, -1), atol=1e-12)
     assert down.get("airsimImageTypes") == "0,2"
     assert sensors["GPS"].get("enabled") is False
     world = scene.by_path("/World")
@@ -171,7 +171,7 @@ def test_inline_scene_rpy_radians_and_merged_configs(tmp_path):
     assert scene.time_step == pytest.approx(0.01)
     thing = scene.by_path("/World/thing")
     assert thing.get("position") == (1.0, -2.0, 3.0)
-    assert np.allclose(tf.quat_rotate(thing.get("quaternion"), (1, 0, 0)), (0, -1, 0))  # yaw +90 deg in NED
+    assert np.allclose(tf.record_rotate(thing.get("quaternion"), (1, 0, 0)), (0, -1, 0))  # yaw +90 deg in NED
     assert thing.get("mass") == 2.0 and not thing.has("instanceId")
     parts = {p.get("airsimLink"): p for p in scene.of("compound_child")}
     assert parts["Base"].get("size") == (1.0, 2.0, 3.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import coppelia_xml, rscene
-from rscene_addon.formats import transforms as tf
+from rscene_addon.base import spatial as tf
 from rscene_addon.model import FormatError
 
 FULL = """<?xml version="1.0"?>
@@ -78,7 +78,7 @@ def test_bubblerob_by_hand(bubblerob):
     wheel = scene.by_path("/World/bubbleRob/bubbleRobLeftMotor/bubbleRobLeftWheel")
     assert wheel.get("position") == pytest.approx((0.05, 0.1, 0.04))
     assert wheel.get("radius") == 0.04 and wheel.get("height") == 0.02 and wheel.get("mass") == 0.8
-    assert np.allclose(tf.quat_rotate(wheel.get("quaternion"), (0, 0, 1)), (0, 1, 0))  # axle along +y
+    assert np.allclose(tf.record_rotate(wheel.get("quaternion"), (0, 0, 1)), (0, 1, 0))  # axle along +y
     motor = scene.by_path("/World/bubbleRob/bubbleRobLeftMotor")
     assert motor.get("bodyMode") == "visual_only" and motor.get("coppeliaType") == "joint"
     assert (motor.get("jointType"), motor.get("jointMode"), motor.get("jointCyclic")) == ("revolute", "force", "true")
@@ -99,7 +99,7 @@ def test_bubblerob_by_hand(bubblerob):
     light = scene.of("light")[0]
     assert light.get("type") == "directional" and light.get("color") == pytest.approx((127 / 255,) * 3 + (1.0,))
     camera = scene.by_path("/World/camera")
-    forward = tf.quat_rotate(camera.get("quaternion"), (1, 0, 0))
+    forward = tf.record_rotate(camera.get("quaternion"), (1, 0, 0))
     to_origin = -np.asarray(camera.get("position")) / np.linalg.norm(camera.get("position"))
     assert float(np.dot(forward, to_origin)) > 0.9  # the manual's camera looks at the scene
     assert camera.get("coppeliaMainCamera") == "true"
@@ -114,7 +114,7 @@ def test_bubblerob_walls_by_hand(bubblerob):
         position, rotation = tf.compose((walls.get("position"), walls.get("quaternion")),
                                         (child.get("position"), child.get("quaternion")))
         centers.append(tuple(round(v, 9) for v in position))
-        extent = np.abs(tf.matrix_from_quat(rotation)) @ np.array([5.0, 0.02, 0.2])
+        extent = np.abs(tf.quat_to_matrix(rotation)) @ np.array([5.0, 0.02, 0.2])
         extents.append(tuple(round(v, 9) for v in extent))
     assert sorted(centers) == sorted([(0, 2.5, 0.1), (2.5, 0, 0.1), (-2.5, 0, 0.1), (0, -2.5, 0.1)])
     assert all(e[2] == 0.2 for e in extents)  # the walls stand 0.2 m high around the 5 m floor
@@ -145,7 +145,7 @@ def test_every_object_kind(tmp_path):
     assert (eye.get("kind"), eye.get("width"), eye.get("height"), eye.get("verticalFov")) == ("rgb", 640, 480, 45.0)
     assert eye.get("position") == pytest.approx((0.2, 0.0, 0.0))  # relative to base
     # a vision sensor looks along its +z: in the scene convention that is the sensor's +x
-    assert np.allclose(tf.quat_rotate(eye.get("quaternion"), (1, 0, 0)), (0, 0, 1))
+    assert np.allclose(tf.record_rotate(eye.get("quaternion"), (1, 0, 0)), (0, 0, 1))
     inline = scene.by_path("/World/inline")
     assert inline.get("meshIndices") == "0,1,2"
     terrain = scene.of("terrain_region")[0]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import airsim, coppelia_xml, raisim_xml, registry, rscene
-from rscene_addon.formats import transforms as tf
+from rscene_addon.base import spatial as tf
 
 RSC = "raisim_xml/raisimTech-raisim2Lib/rsc"
 SIM_CONFIG = "airsim/iamaisim-ProjectAirSim/client/python/example_user_scripts/sim_config"

@@ -7,22 +7,22 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import geo
-from rscene_addon.formats import transforms as tf
+from rscene_addon.base import spatial as tf
 
 
 def test_ned_to_model_is_a_rotation_of_pi_about_x():
     assert geo.ned_to_model((1.0, 2.0, 3.0)) == (1.0, -2.0, -3.0)
     assert geo.model_to_ned(geo.ned_to_model((4.0, -5.0, 6.0))) == (4.0, -5.0, 6.0)
     c = np.diag([1.0, -1.0, -1.0])
-    q = tf.quat_from_rpy(0.3, -0.2, 1.1)
-    expected = c @ tf.matrix_from_quat(q) @ c
-    assert np.allclose(tf.matrix_from_quat(geo.quat_ned_to_model(q)), expected)
+    q = tf.record_quat_from_rpy(0.3, -0.2, 1.1)
+    expected = c @ tf.quat_to_matrix(q) @ c
+    assert np.allclose(tf.quat_to_matrix(geo.quat_ned_to_model(q)), expected)
 
 
 def test_yaw_in_ned_turns_the_other_way_in_the_scene():
     # NED yaw +90 deg turns north (x) to east (+y NED), which is -y in the scene.
-    q = geo.quat_ned_to_model(tf.quat_from_rpy(0, 0, math.pi / 2))
-    assert np.allclose(tf.quat_rotate(q, (1, 0, 0)), (0, -1, 0), atol=1e-12)
+    q = geo.quat_ned_to_model(tf.record_quat_from_rpy(0, 0, math.pi / 2))
+    assert np.allclose(tf.record_rotate(q, (1, 0, 0)), (0, -1, 0), atol=1e-12)
 
 
 def test_ecef_of_known_points():
@@ -55,32 +55,32 @@ def test_local_ned_small_offsets_by_hand():
 
 def test_coppelia_euler_convention():
     # R = Rx(a) Ry(b) Rz(g): a pure beta of 90 deg turns x to -z.
-    q = tf.quat_from_coppelia_euler(0, 90, 0)
-    assert np.allclose(tf.quat_rotate(q, (1, 0, 0)), (0, 0, -1), atol=1e-12)
-    q = tf.quat_from_coppelia_euler(30, 0, 0) 
-    assert np.allclose(tf.matrix_from_quat(q)[1:, 1:], [[math.cos(math.pi / 6), -0.5], [0.5, math.cos(math.pi / 6)]])
+    q = tf.record_quat_from_coppelia_euler(0, 90, 0)
+    assert np.allclose(tf.record_rotate(q, (1, 0, 0)), (0, 0, -1), atol=1e-12)
+    q = tf.record_quat_from_coppelia_euler(30, 0, 0) 
+    assert np.allclose(tf.quat_to_matrix(q)[1:, 1:], [[math.cos(math.pi / 6), -0.5], [0.5, math.cos(math.pi / 6)]])
     rng = np.random.default_rng(0)
     for angles in rng.uniform(-179, 179, size=(50, 3)):
         angles[1] = angles[1] / 2.1
-        q = tf.quat_from_coppelia_euler(*angles)
-        assert np.allclose(tf.coppelia_euler_from_quat(q), angles, atol=1e-9)
+        q = tf.record_quat_from_coppelia_euler(*angles)
+        assert np.allclose(tf.record_coppelia_euler(q), angles, atol=1e-9)
         ra, rb, rg = (math.radians(v) for v in angles)
         rx = np.array([[1, 0, 0], [0, math.cos(ra), -math.sin(ra)], [0, math.sin(ra), math.cos(ra)]])
         ry = np.array([[math.cos(rb), 0, math.sin(rb)], [0, 1, 0], [-math.sin(rb), 0, math.cos(rb)]])
         rz = np.array([[math.cos(rg), -math.sin(rg), 0], [math.sin(rg), math.cos(rg), 0], [0, 0, 1]])
-        assert np.allclose(tf.matrix_from_quat(q), rx @ ry @ rz)
+        assert np.allclose(tf.quat_to_matrix(q), rx @ ry @ rz)
 
 
 def test_rpy_round_trip_and_gimbal_lock():
     for rpy in [(0.1, 0.2, 0.3), (-2.0, 1.2, 3.0), (0, 0, -math.pi / 4)]:
-        assert tf.rpy_from_quat(tf.quat_from_rpy(*rpy)) == pytest.approx(rpy)
-    q = tf.quat_from_rpy(0.3, math.pi / 2, 0.0)
-    assert tf.same_rotation(tf.quat_from_rpy(*tf.rpy_from_quat(q)), q, 1e-12)
+        assert tf.record_rpy(tf.record_quat_from_rpy(*rpy)) == pytest.approx(rpy)
+    q = tf.record_quat_from_rpy(0.3, math.pi / 2, 0.0)
+    assert tf.same_rotation(tf.record_quat_from_rpy(*tf.record_rpy(q)), q, 1e-12)
 
 
 def test_pose_algebra():
-    a = ((1.0, 2.0, 3.0), tf.quat_from_rpy(0.1, 0.2, 0.3))
-    b = ((-0.5, 0.0, 2.0), tf.quat_from_rpy(-0.4, 0.0, 1.0))
+    a = ((1.0, 2.0, 3.0), tf.record_quat_from_rpy(0.1, 0.2, 0.3))
+    b = ((-0.5, 0.0, 2.0), tf.record_quat_from_rpy(-0.4, 0.0, 1.0))
     ab = tf.compose(a, b)
     back = tf.relative(a, ab)
     assert np.allclose(back[0], b[0]) and tf.same_rotation(back[1], b[1], 1e-12)
@@ -90,8 +90,8 @@ def test_pose_algebra():
 
 def test_look_at_and_z_to():
     q = tf.quat_look_at((0, 0, 0), (0, 5, 0))
-    assert np.allclose(tf.quat_rotate(q, (1, 0, 0)), (0, 1, 0))
-    assert np.allclose(tf.quat_rotate(q, (0, 0, 1)), (0, 0, 1))
+    assert np.allclose(tf.record_rotate(q, (1, 0, 0)), (0, 1, 0))
+    assert np.allclose(tf.record_rotate(q, (0, 0, 1)), (0, 0, 1))
     for d in [(0, 0, 1), (0, 0, -1), (1, 2, -3)]:
         q = tf.quat_from_z_to(d)
-        assert np.allclose(tf.quat_rotate(q, (0, 0, 1)), np.asarray(d) / np.linalg.norm(d))
+        assert np.allclose(tf.record_rotate(q, (0, 0, 1)), np.asarray(d) / np.linalg.norm(d))

@@ -212,7 +212,7 @@ def test_granular_box_fill_of_two_billion(tmp_path):
 
 def test_granular_box_fill_within_the_cap_is_read(tmp_path):
     """The same huge box with Engine 2's default cap is fine: only maxParticles particles are made."""
-    from rscene_addon.sim.build import build
+    from rscene_addon.sim.model_builder import build
     path = tmp_path / "sand.rscene"
     path.write_text("raisim_engine_scene 2\ngranular /World/Sand particles 0 0 0 1 0 0 0 1 1 1 "
                     "boxMin=-1000,-1000,0 boxMax=1000,1000,1000 radius=0.0001 spacing=0.0002\n")

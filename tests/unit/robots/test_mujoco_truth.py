@@ -14,7 +14,7 @@ import pytest
 
 from rscene_addon.formats.mjcf import read_robot
 from rscene_addon.robots.kinematics import forward_kinematics
-from rscene_addon.robots.transforms import matrix_to_quat, quat_to_matrix
+from rscene_addon.base.spatial import matrix_to_quat, quat_to_matrix
 from rscene_addon.sim.articulated import ArticulatedSystem
 
 from .conftest import MJCF_FILES

@@ -9,7 +9,7 @@ from urllib.parse import unquote_to_bytes
 import numpy as np
 import pytest
 
-from rscene_addon.sensors.frames import camera_to_world
+from rscene_addon.base.spatial import camera_to_world
 from rscene_addon.sensors.intrinsics import CameraIntrinsics
 from rscene_addon.sensors.manifest import Manifest, output_path, safe_sensor_name
 

@@ -112,3 +112,13 @@ def test_image_noise_dtypes_and_clipping():
     assert hdr.min() < 0.0 and hdr.max() > 1.0
     np.testing.assert_array_equal(add_image_noise(imgf, 0.0, 0.1, seed=5, frame=2),
                                   add_image_noise(imgf, 0.0, 0.1, seed=5, frame=2))
+
+
+def test_variation_seed_is_deterministic_distinct_and_in_range():
+    from rscene_addon.sensors.noise import variation_seed
+    seeds = {variation_seed(7, v) for v in range(200)}
+    assert len(seeds) == 200 and all(0 <= s < 2 ** 63 for s in seeds)
+    assert variation_seed(7, 3) == variation_seed(7, 3) != variation_seed(8, 3)
+    a = gaussian_noise(1000, 0.0, 1.0, variation_seed(7, 1), 5, "imu")
+    b = gaussian_noise(1000, 0.0, 1.0, variation_seed(7, 2), 5, "imu")
+    assert abs(np.corrcoef(a, b)[0, 1]) < 0.1

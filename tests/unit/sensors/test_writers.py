@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rscene_addon.sensors.atomic import atomic_open, write_text_atomic
+from rscene_addon.base.atomic import atomic_open, write_text_atomic
 from rscene_addon.sensors.writers import (
     IMU_CSV_HEADER,
     POINT_DTYPE,

@@ -8,7 +8,7 @@ import pytest
 
 from rscene_addon.sim import geometry as geo
 from rscene_addon.sim.boxbox import box_box
-from rscene_addon.sim.mathutil import quat_to_matrix
+from rscene_addon.base.spatial import quat_to_matrix
 from rscene_addon.sim.narrowphase import ContactBuffer, WorldPoly, polytope_polytope
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 
 G = 9.81
 
@@ -131,3 +131,22 @@ def test_cloth_hangs_below_its_pinned_corners():
     assert stretch.max() < 1.05
     # and it drapes over the ball instead of passing through it
     assert np.linalg.norm(V[-1] - np.array([0, 0.2, 0.8]), axis=1).min() >= 0.2 + 0.01 - 2e-3
+
+
+def test_a_seed_changes_the_granular_fill_jitter_and_nothing_else():
+    """A dataset variation's seed reaches the simulation: the granular box fill's jitter (its only random
+    choice) follows it; no seed keeps the fixed default, and the same seed gives the same fill."""
+    from rscene_addon.scene_geometry.particles import JITTER_SEED as GRANULAR_JITTER_SEED
+    from rscene_addon.sim.model_builder import build
+    scene = scene_from(_sandbox())
+    default, default_state = build(scene)
+    same_default, _ = build(scene, seed=GRANULAR_JITTER_SEED)
+    seeded, seeded_state = build(scene, seed=5)
+    again, _ = build(scene, seed=5)
+    grains = [m.granular[0].positions for m in (default, same_default, seeded, again)]
+    np.testing.assert_array_equal(grains[0], grains[1])
+    np.testing.assert_array_equal(grains[2], grains[3])
+    moved = np.abs(grains[2] - grains[0])
+    assert moved.max() > 1e-4 and moved.max() < 0.03  # a jitter within the lattice spacing, not a new fill
+    assert len(default_state.position) == 5  # the ground and four walls
+    np.testing.assert_array_equal(default_state.position, seeded_state.position)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.mathutil import quat_from_axis_angle, quat_rotate
+from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate
 
 G = 9.81
 

@@ -8,12 +8,13 @@ import os
 
 import numpy as np
 
+from ..model.fields import Fields
+from ..scene_geometry.cloth_mesh import cloth_mesh
+from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
+from ..scene_geometry.particles import granular_particles
 from . import geometry as geo
-from .fields import Fields
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
-from ..model.checks import MAX_BOX_FILL
-from .meshio import MeshFormatError, read_mesh, read_rasset
-from .model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
+from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
                     SolverSettings, State, WireSpec)
 
 _MODES = {"static": STATIC, "fixed": STATIC, "kinematic": KINEMATIC, "dynamic": DYNAMIC, "movable": DYNAMIC}
@@ -22,9 +23,12 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
                "compliant_wire": "compliant", "custom": "custom", "custom_wire": "custom"}
 
 
+
+
 class _Builder:
-    def __init__(self, scene):
+    def __init__(self, scene, seed: int | None = None):
         self.scene = scene
+        self.seed = None if seed is None else int(seed)  # None: the granular fill's fixed default
         self.warnings: list[str] = []
         self.bodies: list[dict] = []
         self.geoms: list[dict] = []
@@ -243,9 +247,10 @@ def _setting(scene, tag, name, default):
     return f.vec3(name, default) if isinstance(default, tuple) else f.num(name, default)
 
 
-def build(scene, *, dt: float | None = None) -> tuple[Model, State]:
-    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``)."""
-    b = _Builder(scene)
+def build(scene, *, dt: float | None = None, seed: int | None = None) -> tuple[Model, State]:
+    """The Model and initial State for ``scene`` (a ``rscene_addon.model.Scene``). ``seed`` drives the
+    simulation's only random choice, the jitter of a granular box fill (None: a fixed seed)."""
+    b = _Builder(scene, seed)
     solver = solver_settings(scene)
     step = dt if dt is not None else _setting(scene, "time_step", "dt", 0.0025)
     if not step > 0:
@@ -366,7 +371,7 @@ def _object(b: _Builder, scene, rec) -> None:
             kind = ('', 'kinematic', 'dynamic')[mode]
             b.warn(f"{path}: a .rasset object must be static in RaiSim; simulated as a {kind} compound")
         try:
-            shapes = read_rasset(file)
+            shapes = read_rasset(file).shapes
         except (MeshFormatError, OSError, ValueError) as exc:
             b.warn(f"{path}: cannot read {file}: {exc}; using a box from the scale")
             b.add_primitive(body, "box", (0, 0, 0), (1, 0, 0, 0), scale, **kw)
@@ -510,76 +515,27 @@ def _pose(f: Fields):
     return f.vec3("position"), quat_normalize(f.quat("quaternion")), f.vec3("scale", (1, 1, 1))
 
 
-def _box_fill(lo, hi, radius, spacing, limit):
-    """The first ``limit`` points of the lattice filling [lo, hi] (x fastest, then y, then z) and the
-    lattice's full size, counted before anything is allocated (a tiny spacing in a big box would ask for
-    billions)."""
-    counts = []
-    for i in range(3):
-        start, stop = lo[i] + radius, hi[i] - radius + 1e-9
-        n = min(max(0.0, np.ceil((stop - start) / spacing)), float(limit) + 1)  # as np.arange counts
-        counts.append(int(n) if n >= 1 else 0)
-    starts = [lo[i] + radius if counts[i] else (lo[i] + hi[i]) / 2 for i in range(3)]
-    counts = [c or 1 for c in counts]
-    total = float(counts[0]) * counts[1] * counts[2]
-    k = np.arange(int(min(total, limit)))
-    ix, iy, iz = k % counts[0], (k // counts[0]) % counts[1], k // (counts[0] * counts[1])
-    local = np.stack([starts[0] + ix * spacing, starts[1] + iy * spacing, starts[2] + iz * spacing], axis=1)
-    return local.astype(np.float64), total
-
-
 def _granular(b: _Builder, rec):
     f = Fields(rec)
     path = f.text("path", "granular")
     pos, quat, scale = _pose(f)
-    radius = f.num("radius", 0.01)
-    spacing = f.num("spacing", 2.5 * radius)
-    if radius <= 0:
+    if f.num("radius", 0.01) <= 0:
         b.warn(f"{path}: particle radius must be positive; skipped")
         return None
-    max_particles = f.int("maxParticles", 20000)
-    local = f.numbers("positions")
-    if len(local) >= 3 and len(local) % 3 == 0:
-        local = local.reshape(-1, 3)
-    else:
-        lo, hi = f.vec3("boxMin", (-0.5, -0.5, 0.0)), f.vec3("boxMax", (0.5, 0.5, 0.3))
-        spacing = max(spacing, 2.0 * radius)
-        # the reader refuses fills beyond MAX_BOX_FILL; a scene made in code is clamped the same way
-        local, total = _box_fill(lo, hi, radius, spacing, max(0, min(max_particles, MAX_BOX_FILL)))
-        if total > max_particles:
-            b.warn(f"{path}: a box fill of {total:.3g} particles capped at {len(local)} (maxParticles={max_particles})")
-        # a small deterministic jitter breaks the perfect lattice (fixed seed: runs are reproducible)
-        jitter = np.random.default_rng(20240601).uniform(-0.05, 0.05, local.shape)
-        local = local + jitter * (spacing - 2 * radius + 0.2 * radius)
-    if len(local) > max_particles:
-        b.warn(f"{path}: {len(local)} particles capped at maxParticles={max_particles}")
-        local = local[:max_particles]
+    layout = granular_particles(rec, b.seed)
+    for warning in layout.warnings:
+        b.warn(warning)
+    local = layout.positions
     world = quat_rotate(np.broadcast_to(quat, (len(local), 4)), local * scale) + pos
-    radii = f.numbers("radii")
-    if len(radii) != len(world):
-        radii = np.full(len(world), radius)
     model = f.text("normalContactModel", "hertz").lower()
     return GranularSpec(
-        name=path, positions=world, radii=radii.astype(float), velocity=f.vec3("velocity"),
+        name=path, positions=world, radii=layout.radii, velocity=f.vec3("velocity"),
         density=f.num("density", 1600.0), normal_stiffness=f.num("normalStiffness", 1e6),
         normal_damping=f.num("normalDamping", 200.0), tangential_stiffness=f.num("tangentialStiffness", 1e5),
         tangential_damping=f.num("tangentialDamping", 20.0), friction=f.num("friction", 0.6),
         rolling_friction=f.num("rollingFriction", 0.05), cohesion_stiffness=f.num("cohesionStiffness", 0.0),
         cohesion_distance=f.num("cohesionMaxDistance", 0.0), hertz=(model == "hertz"),
         substeps=max(1, f.int("substeps", 2)), fixed=f.flag("fixed", False))
-
-
-def _grid_mesh(nx: int, ny: int, sx: float, sy: float):
-    xs = np.linspace(-sx / 2, sx / 2, nx)
-    ys = np.linspace(-sy / 2, sy / 2, ny)
-    X, Y = np.meshgrid(xs, ys)
-    verts = np.stack((X.ravel(), Y.ravel(), np.zeros(X.size)), axis=1)
-    faces = []
-    for j in range(ny - 1):
-        for i in range(nx - 1):
-            a, b_, c, d = j * nx + i, j * nx + i + 1, (j + 1) * nx + i, (j + 1) * nx + i + 1
-            faces += [(a, b_, d), (a, d, c)]
-    return verts, np.array(faces, dtype=np.int64)
 
 
 def cloth_topology(faces: np.ndarray, verts: np.ndarray):
@@ -604,26 +560,15 @@ def _deformable(b: _Builder, scene, rec):
         b.warn(f"{path}: deformable kind {kind!r} is not simulated (cloth and mass_spring are)")
         return None
     pos, quat, scale = _pose(f)
-    ref = f.text("meshPath", "")
-    verts = faces = None
-    if ref:
-        file = scene.resolve(ref)
-        try:
-            verts, faces = read_mesh(file)
-        except (MeshFormatError, OSError, ValueError) as exc:
-            b.warn(f"{path}: cloth mesh {file}: {exc}; using a generated 1 m grid")
-    if verts is None or len(faces) == 0:
-        spacing = f.num("particleSpacing", 0.05)
-        n = int(np.clip(round(1.0 / max(spacing, 1e-3)) + 1, 3, 41))
-        verts, faces = _grid_mesh(n, n, 1.0, 1.0)
-    verts = verts * scale
+    cloth = cloth_mesh(rec, scene.resolve)
+    for warning in cloth.warnings:
+        b.warn(warning)
+    verts, faces = cloth.vertices * scale, cloth.faces
     world = quat_rotate(np.broadcast_to(quat, (len(verts), 4)), verts) + pos
     edges, rest, bends, bend_rest = cloth_topology(faces, world)
     total = f.num("totalMass", 0.2)
     inv_mass = np.full(len(world), len(world) / max(total, 1e-9))
-    pinned = f.numbers("pinnedVertices").astype(np.int64)
-    pinned = pinned[(pinned >= 0) & (pinned < len(world))]
-    inv_mass[pinned] = 0.0
+    inv_mass[cloth.pinned] = 0.0
 
     def compliance(c_name, k_name, k_default):
         c = f.num(c_name, 0.0)

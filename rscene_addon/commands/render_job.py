@@ -18,10 +18,18 @@ import time
 from ..model import FormatError
 from ..sensors.frame_chunks import chunk as take_chunk
 from ..sensors.frame_chunks import parse_frame_range
-from .outputs import parse_chunk
-from .plan import RenderOptions, split_names
+from ..sensors.annotations import export_annotations, requested, with_needed_products
+from ..render.outputs import parse_chunk
+from ..render.plan import RenderOptions, parse_products, split_names
 
 __all__ = ["add_arguments", "main", "open_scene", "run_render_cli"]
+
+
+def _products_arg(text: str):
+    try:
+        return parse_products(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -42,11 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("CPU", "GPU"), default="CPU")
     parser.add_argument("--denoise", action="store_true", help="denoise RGB (off by default)")
     parser.add_argument("--soft-ids", action="store_true",
-                        help="keep the scene's pixel filter (smoother RGB; a few edge pixels take a "
-                             "neighbour's id) instead of 0.01 px")
+                        help="take depth, ids and normals from Cycles' first (jittered) sample instead of ray "
+                             "casts through pixel centres (a few edge pixels then take a neighbour's id)")
     parser.add_argument("--cryptomatte", type=int, nargs="?", const=6, default=0, metavar="LEVELS",
                         help="also write anti-aliased per-instance coverage (Cycles' Cryptomatte, LEVELS "
                              "ranks per pixel, 2..16, default 6; renders with a 1 px box filter)")
+    parser.add_argument("--products", default=None, metavar="LIST", type=_products_arg,
+                        help="what to make, comma list: rgb, depth, ids (segmentation), normal, flow (forward "
+                             "and backward optical flow), object_coords (and NOCS), amodal (masks and "
+                             "visibility), cryptomatte, lidar, imu; coco and bop write COCO / BOP annotations "
+                             "after the frames (adding what they read). Default: each sensor's own. Without "
+                             "rgb no Cycles render runs (annotation only)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -83,7 +97,7 @@ def open_scene(scene_path: str, print_fn=print):
         return bpy.context.scene
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _ensure_registered()
-    from ..blender.build import import_scene_file
+    from ..blender.scene_import import import_scene_file
 
     def report(level, message):
         print_fn(f"{level.lower()}: {message}")
@@ -107,7 +121,7 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
             frames = take_chunk(frames, *chunk_kn)
             print_fn(f"chunk {chunk_kn[0]}/{chunk_kn[1]}: frames "
                      + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
-        from .pipeline import RenderJob
+        from ..render.pipeline import RenderJob
         job = RenderJob(bl_scene, out_dir, list(frames), samples, split_names(sensors), options, chunk_kn,
                         report=lambda level, message: print_fn(f"{level.lower()}: {message}"))
         print_fn(f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into {job.out_dir}")
@@ -127,6 +141,13 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
         per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
         print_fn(f"wrote {len(result['files'])} files and {os.path.relpath(result['manifest'])} in "
                  f"{elapsed:.2f} s{per}")
+        wanted = requested(job.options.products)
+        if wanted and not result["cancelled"]:
+            if chunk_kn is not None:
+                print_fn(f"{', '.join(wanted)}: written once all chunks are done, by `python -m rscene_addon "
+                         f"export-annotations {job.out_dir} --{' --'.join(wanted)}`")
+            else:
+                export_annotations(job.out_dir, "coco" in wanted, "bop" in wanted, report=print_fn)
         return 0
     except FormatError as exc:
         print_fn(f"error: {len(exc.diagnostics)} problem(s) found in {scene_path}")
@@ -153,7 +174,8 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
 def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
-                         raycaster=args.raycaster, cryptomatte=args.cryptomatte)
+                         raycaster=args.raycaster, cryptomatte=args.cryptomatte,
+                         products=with_needed_products(args.products))
 
 
 def main(argv=None) -> int:

@@ -1,9 +1,10 @@
-"""Pure-Python readers for collision meshes and ``.rasset`` descriptors.
+"""Mesh files and ``.rasset`` descriptors, read once for Blender and the simulator alike.
 
 ``read_mesh(path)`` returns ``(vertices (V, 3) float64, triangles (T, 3) int64)`` for OBJ, STL (ASCII
-and binary) and PLY (ASCII and binary) files. Other formats (glTF, FBX, ...) raise ``MeshFormatError``;
-the world builder then falls back to a box. ``read_rasset(path)`` parses the collision shapes of a
-``.rasset`` XML descriptor.
+and binary) and PLY (ASCII and binary) files, vertices in file order (STL corners are welded). Other
+formats (glTF, FBX, ...) raise ``MeshFormatError``; the simulator then falls back to a box.
+``read_rasset(path)`` parses a ``.rasset`` XML descriptor: its visual file and its collision shapes.
+Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; callers warn and go on.
 """
 from __future__ import annotations
 
@@ -198,8 +199,16 @@ class RassetShape:
     quaternion: tuple = (1.0, 0.0, 0.0, 0.0)
 
 
-def read_rasset(path: str) -> list[RassetShape]:
-    """Collision shapes of a ``.rasset`` descriptor (paths resolved relative to the descriptor)."""
+@dataclass
+class Rasset:
+    """A ``.rasset`` descriptor: the visual mesh file (absolute, or ``""``) and the collision shapes."""
+
+    visual: str
+    shapes: list[RassetShape]
+
+
+def read_rasset(path: str) -> Rasset:
+    """A ``.rasset`` descriptor (paths resolved relative to the descriptor)."""
     try:
         return _read_rasset(path)
     except ET.ParseError as exc:
@@ -210,11 +219,13 @@ def read_rasset(path: str) -> list[RassetShape]:
         raise MeshFormatError(f"{path}: malformed .rasset: {str(exc)[:200]}") from None
 
 
-def _read_rasset(path: str) -> list[RassetShape]:
+def _read_rasset(path: str) -> Rasset:
     root = ET.parse(path).getroot()
     if root.tag != "rasset":
         raise MeshFormatError(f"{path}: root element is <{root.tag}>, not <rasset>")
     base = os.path.dirname(os.path.abspath(path))
+    visual = root.find("visual")
+    visual_file = visual.get("file") if visual is not None else None
     shapes = []
     for el in root.iter("collision"):
         kind = (el.get("type") or "").strip().lower()
@@ -247,4 +258,4 @@ def _read_rasset(path: str) -> list[RassetShape]:
         if not (np.isfinite(shape.radius) and np.isfinite(shape.height)):
             raise MeshFormatError(f"{path}: {kind} collision needs radius (and height)")
         shapes.append(shape)
-    return shapes
+    return Rasset(os.path.normpath(os.path.join(base, visual_file)) if visual_file else "", shapes)

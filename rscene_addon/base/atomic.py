@@ -1,10 +1,17 @@
-"""Atomic file writes: readers see the old file or the complete new one, never a partial one.
+"""Atomic file writing for every layer: readers see the old file or the complete new one, never a part.
 
 Data goes to a hidden temporary file in the destination folder (same file system, so the final
-``os.replace`` is an atomic rename), is flushed and fsynced, then replaces the destination. On any
-error the temporary file is removed and the destination is left untouched.
-"""
+``os.replace`` is an atomic rename), is flushed and fsynced, then replaces the destination. On any error
+the temporary file is removed and the destination is left untouched.
 
+One set of rules (the scene writers and the sensor writers used to differ):
+
+* missing parent folders are created;
+* a replaced file keeps its permission bits; a new file gets ``0o666 & ~umask``, like ``open()``;
+* text is UTF-8 and written exactly as given: no line-ending translation on any platform (a scene's
+  ``\\r\\n`` stays, ``\\n`` is never widened), and bytes that were not UTF-8 in a source read with
+  ``surrogateescape`` come back unchanged.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -17,13 +24,11 @@ __all__ = ["atomic_open", "write_bytes_atomic", "write_text_atomic"]
 
 
 @contextlib.contextmanager
-def atomic_open(
-    path, mode: str = "wb", encoding: str | None = None, newline: str | None = None
-) -> Iterator[IO]:
+def atomic_open(path, mode: str = "wb", encoding: str | None = None) -> Iterator[IO]:
     """Open a temporary file that replaces ``path`` when the ``with`` block ends without error.
 
-    ``mode`` is ``"wb"`` or ``"w"`` (text; ``encoding`` defaults to UTF-8). Missing parent folders
-    are created. The file gets the usual ``0o666 & ~umask`` permissions.
+    ``mode`` is ``"wb"`` or ``"w"`` (text: ``encoding`` defaults to UTF-8 with ``surrogateescape``, no
+    newline translation).
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
@@ -32,7 +37,7 @@ def atomic_open(
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    text = {"encoding": encoding or "utf-8", "newline": newline} if mode == "w" else {}
+    text = {"encoding": encoding or "utf-8", "errors": "surrogateescape", "newline": ""} if mode == "w" else {}
     try:
         f = os.fdopen(fd, mode, **text)
     except BaseException:
@@ -44,6 +49,8 @@ def atomic_open(
             yield f
             f.flush()
             os.fsync(f.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # a replaced file keeps its permissions
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -57,6 +64,5 @@ def write_bytes_atomic(path, data: bytes) -> None:
 
 
 def write_text_atomic(path, text: str) -> None:
-    """Write UTF-8 text with ``\\n`` line endings on every platform."""
-    with atomic_open(path, "w", newline="\n") as f:
-        f.write(text)
+    """Write ``text`` as UTF-8, exactly as given (see the module note)."""
+    write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from rscene_addon.sensors import frames as fr
+from rscene_addon.base import spatial as fr
 
 SQ = math.sqrt(0.5)
 
@@ -97,11 +97,37 @@ def test_axis_angle_and_slerp():
     assert np.all(np.isfinite(fr.quat_slerp([1, 0, 0, 0], [1, 1e-12, 0, 0], 0.3)))
 
 
-def test_zero_quaternion_rejected():
-    with pytest.raises(ValueError):
-        fr.quat_normalize([0, 0, 0, 0])
+def test_zero_quaternion_is_the_identity_everywhere():
+    """One rule for every layer: a zero quaternion is no rotation (it used to raise in the sensors only)."""
+    zero = [0.0, 0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(fr.quat_normalize(zero), [1, 0, 0, 0])
+    np.testing.assert_array_equal(fr.quat_normalize([zero, [0, 0, 0, 2.0]]), [[1, 0, 0, 0], [0, 0, 0, 1]])
+    np.testing.assert_array_equal(fr.quat_to_matrix(zero), np.eye(3))
+    np.testing.assert_array_equal(fr.unit_quat_to_matrix(zero), np.eye(3))
+    np.testing.assert_array_equal(fr.quat_rotate(zero, [1.0, 2.0, 3.0]), [1, 2, 3])
+    assert fr.record_quat(zero) == fr.IDENTITY
+    assert fr.same_rotation(zero, fr.IDENTITY)
+    assert fr.compose(((1.0, 2.0, 3.0), zero), ((1.0, 0.0, 0.0), fr.IDENTITY)) == ((2.0, 2.0, 3.0), fr.IDENTITY)
+    np.testing.assert_array_equal(fr.camera_rotation(zero, "raisim"), np.eye(3))
+    np.testing.assert_array_equal(fr.quat_slerp(zero, zero, 0.5), [1, 0, 0, 0])
     with pytest.raises(ValueError):
         fr.quat_to_matrix([1, 0, 0])
+
+
+def test_zero_quaternion_record_simulates_and_senses_unrotated():
+    from rscene_addon.formats import rscene
+    from rscene_addon.sensors.imu import simulate_imu
+    from rscene_addon.sim import World
+
+    text = ("raisim_engine_scene 2\ngravity 0 0 -9.81\n"
+            "object /World/Box box 0 0 5 0 0 0 0 1 2 3 0.5 1 1 default - false true false - static true 1 "
+            "18446744073709551615\n")
+    world = World.from_scene(rscene.loads(text))
+    np.testing.assert_array_equal(world.state.quaternion[0], [1, 0, 0, 0])
+    t = np.linspace(0.0, 1.0, 5)
+    readings = simulate_imu(t, np.zeros((5, 3)), np.tile([1.0, 0, 0, 0], (5, 1)), None,
+                            mount_quaternion=(0, 0, 0, 0))
+    np.testing.assert_allclose(readings.specific_force, np.tile([0.0, 0.0, 9.81], (5, 1)), atol=1e-9)
 
 
 def test_fixed_rotations_map_axes():

@@ -31,7 +31,7 @@ def _progress_printer(label: str):
 
 
 def import_to_blend(files: list[str], blend: str) -> int:
-    from .build import import_scene_file
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     status = 0
@@ -52,7 +52,7 @@ def import_to_blend(files: list[str], blend: str) -> int:
 
 
 def export_from_blend(blend: str, output: str) -> int:
-    from .extract import export_scene
+    from ..blender.extract import export_scene
     _ensure_registered()
     bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
     export_scene(bpy.context.scene, output, warn=lambda m: _console_report("WARNING", m))
@@ -60,11 +60,16 @@ def export_from_blend(blend: str, output: str) -> int:
     return 0
 
 
-def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None) -> None:
-    """Import a scene into an empty file, simulate the frame range, bake it, save the .blend."""
-    from ..sim import simulate
-    from .bake import bake_trajectory, current_scene_model
-    from .build import import_scene_file
+def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None, *,
+                    fps: float | None = None, seed: int | None = None, pack: bool = False) -> None:
+    """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
+
+    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
+    packs external images into the .blend so that it renders on a machine without the scene's assets."""
+    from ..sim import World, simulate
+    from ..sim.model_builder import build
+    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene
@@ -72,14 +77,23 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     import_scene_file(scene_path, bl_scene, report=_console_report, progress=_progress_printer("import"))
     blend = os.path.abspath(blend)
     bpy.ops.wm.save_as_mainfile(filepath=blend)  # saved first so point caches go beside it
+    if fps is not None:
+        bl_scene.render.fps = max(1, round(fps))
+        bl_scene.render.fps_base = bl_scene.render.fps / fps
     fps = bl_scene.render.fps / bl_scene.render.fps_base
     print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps")
     bl_scene.frame_set(frame_start)
-    trajectory = simulate(current_scene_model(bl_scene), (frame_end - frame_start) / fps, fps, substeps=substeps,
-                          progress=_progress_printer("simulate"))
+    scene_model = current_scene_model(bl_scene)
+    world = None
+    if seed is not None:  # the world simulate() would build, with the seed
+        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None))
+    trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
+                          progress=_progress_printer("simulate"), world=world)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
+    if pack:
+        bpy.ops.file.pack_all()
     filepaths = bpy.context.preferences.filepaths
     versions, filepaths.save_version = filepaths.save_version, 0
     try:

@@ -1,0 +1,71 @@
+"""The dataset folder: a unit appears only complete; scratch of a killed run is removed; progress line."""
+from __future__ import annotations
+
+import json
+import os
+
+from rscene_addon.dataset.job import load_job
+from rscene_addon.dataset.progress import Progress, format_duration
+from rscene_addon.dataset.store import DatasetStore, publish, scratch_beside, write_json
+from rscene_addon.dataset.units import plan_units
+
+
+def _units(tmp_path):
+    (tmp_path / "s.rscene").write_text("raisim_engine_scene 2\n")
+    (tmp_path / "job.toml").write_text('scenes = ["s.rscene"]\nframes = "1-4"\nchunk = 2\n')
+    return plan_units(load_job(tmp_path / "job.toml"))[1]
+
+
+def test_a_unit_counts_as_complete_only_after_its_rename_and_with_its_fingerprint(tmp_path):
+    units = _units(tmp_path)
+    store = DatasetStore(tmp_path / "out")
+    unit = units[0]
+    final = store.unit_dir(unit)
+    scratch = scratch_beside(final)
+    assert os.path.basename(scratch).startswith(".tmp-chunk0001-of-0002-")
+    write_json(os.path.join(scratch, "unit.json"), {"fingerprint": unit.fingerprint})
+    assert store.unit_record(unit) is None  # written but not renamed: not complete
+    publish(scratch, final)
+    assert store.unit_record(unit) == {"fingerprint": unit.fingerprint}
+    assert store.unit_record(units[1]) is None
+    write_json(os.path.join(final, "unit.json"), {"fingerprint": "other job"})
+    assert store.unit_record(unit) is None
+
+
+def test_publish_replaces_an_older_unit_and_drops_a_second_copy(tmp_path):
+    final = str(tmp_path / "u")
+    first = scratch_beside(final)
+    (tmp_path / first / "a").write_text("1")
+    publish(first, final)
+    second = scratch_beside(final)
+    (tmp_path / second / "a").write_text("2")
+    publish(second, final)
+    assert (tmp_path / "u" / "a").read_text() == "2"
+    assert sorted(os.listdir(tmp_path)) == ["u"]
+
+
+def test_scratch_of_a_killed_run_is_removed(tmp_path):
+    units = _units(tmp_path)
+    store = DatasetStore(tmp_path / "out")
+    left = scratch_beside(store.unit_dir(units[1]))
+    (tmp_path / left / "rgb_00003.png").write_bytes(b"half")
+    removed = store.remove_scratch()
+    assert removed == [left] and not os.path.exists(left)
+
+
+def test_write_json_leaves_no_temporary_file(tmp_path):
+    write_json(str(tmp_path / "x.json"), {"b": 1, "a": [1]})
+    assert json.loads((tmp_path / "x.json").read_text()) == {"a": [1], "b": 1}
+    assert os.listdir(tmp_path) == ["x.json"]
+
+
+def test_progress_line_counts_rate_and_time_left():
+    now = [100.0]
+    progress = Progress(total_units=10, total_frames=40, skipped_units=2, skipped_frames=8, clock=lambda: now[0])
+    assert progress.line() == "units 2/10 done | frames 8/40 | 0.0 frames/min | ? left"
+    now[0] += 30.0
+    progress.done(4)
+    progress.failed(4)
+    # 4 new frames in 30 s = 8 frames/min; 24 frames left -> 3 minutes
+    assert progress.line() == "units 3/10 done, 1 failed | frames 12/40 | 8.0 frames/min | 3m00s left"
+    assert format_duration(3725) == "1h02m" and format_duration(9.4) == "9s"
