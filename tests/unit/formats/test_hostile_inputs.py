@@ -228,3 +228,22 @@ def test_cli_prints_file_line_and_exits_nonzero(tmp_path):
     assert result.returncode == 1
     assert f"{path}:2 (a): error: elements nested deeper than" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_validate_names_the_file_even_when_a_reader_fails(tmp_path, monkeypatch, capsys):
+    """The last line of defence: a reader bug is reported against its file, exit 1, the next file is read."""
+    from rscene_addon import cli
+    good = tmp_path / "good.rscene"
+    good.write_text("raisim_engine_scene 2\n")
+    original = registry.read_scene
+
+    def flaky(path):
+        if path.endswith("bad.rscene"):
+            raise TypeError("'bool' object is not iterable")
+        return original(path)
+
+    monkeypatch.setattr(registry, "read_scene", flaky)
+    assert cli.main(["validate", str(tmp_path / "bad.rscene"), str(good)]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'bad.rscene'}: INVALID (the reader failed: TypeError" in out
+    assert f"{good}: OK" in out

@@ -1,7 +1,7 @@
 """Bounded mutation fuzzing of every reader (the long run is ``scripts/fuzz_readers.py --inputs N``).
 
 Each reader gets a fixed, derandomized budget of mutated corpus files (``RSCENE_FUZZ_EXAMPLES``, default
-40 per reader, so the whole step stays within a few minutes on a busy machine). Every outcome must be a
+100 per reader, so the whole step stays within a few minutes on a busy machine). Every outcome must be a
 read or the reader's clean error naming the file; every input that ever failed is replayed from
 ``regressions/``.
 """
@@ -17,7 +17,7 @@ from tests.fuzzing import harness, mutators
 
 TABLE = harness.readers()
 FOREIGN = harness.foreign_lines(TABLE)
-EXAMPLES = int(os.environ.get("RSCENE_FUZZ_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("RSCENE_FUZZ_EXAMPLES", "100"))
 TIME_LIMIT = 20.0  # seconds per input: far above any clean refusal, well below a hang
 
 
