@@ -247,3 +247,39 @@ def test_validate_names_the_file_even_when_a_reader_fails(tmp_path, monkeypatch,
     out = capsys.readouterr().out
     assert f"{tmp_path / 'bad.rscene'}: INVALID (the reader failed: TypeError" in out
     assert f"{good}: OK" in out
+
+
+def _terrain_world(samples: int, octaves: int) -> str:
+    return world(f'<heightmap name="t" x_sample="{samples}" y_sample="{samples}" x_size="20" y_size="20" '
+                 'center_x="0" center_y="0">\n<terrainProperties frequency="0.2" z_scale="3.0" '
+                 f'fractal_octaves="{octaves}" fractal_lacunarity="2.0" fractal_gain="0.25" step_size="0" '
+                 'seed="0"/>\n</heightmap>')
+
+
+def test_generated_terrain_limits(tmp_path):
+    """A generated height map's samples and octaves are bounded before generating."""
+    from rscene_addon.formats import terrain_gen
+    path = tmp_path / "terrain.xml"
+    path.write_text(_terrain_world(8192, 3))
+    (d,) = refused(path)
+    assert (d.line, d.tag) == (4, "heightmap") and "8192 x 8192" in d.message
+    path.write_text(_terrain_world(50, 10**9))
+    (d,) = refused(path)
+    assert (d.line, d.tag) == (5, "terrainProperties") and f"1 to {terrain_gen.MAX_OCTAVES}" in d.message
+    path.write_text(_terrain_world(50, 3))
+    assert registry.read_scene(str(path)).of("terrain_region")
+
+
+def test_png_claiming_too_many_pixels(tmp_path):
+    """A few kilobytes of PNG claiming 8192 x 8192 pixels: refused from the header."""
+    import struct
+    import zlib
+
+    from rscene_addon.formats import png
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8192, 8192, 8, 0, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(bytes(8193 * 64))) + chunk(b"IEND", b""))
+    with pytest.raises(png.PngError, match="larger than"):
+        png.decode_grey(data)
