@@ -51,6 +51,11 @@ def cmd_validate(args) -> int:
             print(f"{path}: cannot read: {exc.strerror or exc}")
             status = 1
             continue
+        except Exception as exc:  # noqa: BLE001 - a reader bug: name the file, go on with the others
+            print(f"{path}: INVALID (the reader failed: {type(exc).__name__}: {str(exc)[:200]}; please report "
+                  "this file as a bug)")
+            status = 1
+            continue
         counts = scene.counts()
         print(f"{path}: OK, version {scene.version}, {sum(counts.values())} records")
         for tag, count in sorted(counts.items()):
