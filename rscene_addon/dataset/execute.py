@@ -1,8 +1,8 @@
 """Running one bake or one unit in a Blender-capable Python process (the bpy module).
 
 Used by both runners: the local pool's worker processes (``worker.py``) and Ray tasks
-(``ray_runner.py``). A bake is ``blender.cli_jobs.import_and_bake`` (with the variation's seed and
-the job's fps, images packed); a unit is the render command itself (``render.cli.run_render_cli`` on
+(``ray_runner.py``). A bake is ``commands.blender_jobs.import_and_bake`` (with the variation's seed and
+the job's fps, images packed); a unit is the render command itself (``commands.render_job.run_render_cli`` on
 the baked .blend with the job's frames and ``--chunk K/N``). While either runs, the process's file
 descriptors 1 and 2 go to the unit's ``log.txt``: Cycles' own lines (``Saved: '.../.passes...tmp.exr'``)
 are written by Blender's C code and never reach the user's terminal.
@@ -64,7 +64,7 @@ def build_bake(task: dict, bake_dir: str) -> str:
     log = os.path.join(scratch, "log.txt")
     try:
         with captured_output(log):
-            from ..blender.cli_jobs import import_and_bake
+            from ..commands.blender_jobs import import_and_bake
             from ..model import FormatError
             try:
                 import_and_bake(task["scene_path"], task["frame_start"], task["frame_end"],
@@ -90,7 +90,7 @@ def build_bake(task: dict, bake_dir: str) -> str:
 def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None) -> dict:
     """Render ``task`` (one unit) from the baked ``blend`` into ``unit_dir`` (scratch folder, then
     renamed); returns the unit record written to its ``unit.json`` (with ``extra`` added)."""
-    from ..render.cli import run_render_cli
+    from ..commands.render_job import run_render_cli
     from ..render.plan import RenderOptions
     from .store import UNIT_FILE
     scratch = scratch_beside(unit_dir)

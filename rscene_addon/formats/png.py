@@ -39,7 +39,10 @@ def _chunks(data: bytes):
         body = data[pos + 8:pos + 8 + length]
         if len(body) != length:
             raise PngError(f"truncated {kind.decode('latin-1')} chunk")
-        crc, = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length] or b"\0\0\0\0")
+        crc_bytes = data[pos + 8 + length:pos + 12 + length]
+        if len(crc_bytes) != 4:
+            raise PngError(f"truncated {kind.decode('latin-1')} chunk")
+        crc, = struct.unpack(">I", crc_bytes)
         if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
             raise PngError(f"CRC mismatch in {kind.decode('latin-1')} chunk")
         yield kind, body
@@ -107,10 +110,14 @@ def decode_grey(data: bytes) -> np.ndarray:
     palette = None
     for kind, body in _chunks(data):
         if kind == b"IHDR":
+            if len(body) != 13:
+                raise PngError(f"IHDR chunk of {len(body)} bytes (13 expected)")
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
             idat.append(body)
         elif kind == b"PLTE":
+            if len(body) % 3 or not body:
+                raise PngError(f"PLTE chunk of {len(body)} bytes (a multiple of 3 expected)")
             palette = np.frombuffer(body, dtype=np.uint8).reshape(-1, 3)
     if header is None:
         raise PngError("missing IHDR chunk")
@@ -121,8 +128,11 @@ def decode_grey(data: bytes) -> np.ndarray:
         raise PngError("empty image")
     if width * height > MAX_PIXELS:
         raise PngError(f"image of {width} x {height} pixels is larger than {MAX_PIXELS} pixels")
+    # at most what the image needs (interlaced passes add a filter byte per row): a few bytes of
+    # compressed data cannot make us inflate gigabytes
+    needed = 2 * height * ((width * _CHANNELS[color] * depth + 7) // 8 + 1) + 1024
     try:
-        raw = zlib.decompress(b"".join(idat))
+        raw = zlib.decompressobj().decompress(b"".join(idat), needed)
     except zlib.error as exc:
         raise PngError(f"corrupt image data: {exc}") from None
     channels = _CHANNELS[color]

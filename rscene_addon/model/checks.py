@@ -79,7 +79,7 @@ def check_asset_root(record, scene, seen) -> list[str]:
     return []
 
 
-def check_parent(record, scene, seen) -> list[str]:
+def _check_parent(record, scene, seen) -> list[str]:
     """``parentGroupId``: a missing parent puts the node in the world frame; a parent that is a node (not a
     folder) passes on its transform while ``scene_graph`` inherits transforms, which no reader evaluates."""
     if record.schema.field("parentGroupId") is None or record.raw_keys.get("parentGroupId", "-") in ("", "-"):
@@ -96,6 +96,36 @@ def check_parent(record, scene, seen) -> list[str]:
         return [f"warning: parentGroupId {ref!r} is a {parent.tag}, whose transform it would inherit "
                 "(not evaluated; RaiSim's reader rejects this unless inheritedTransforms=false)"]
     return []
+
+
+def _cycle(record, scene) -> list[str]:
+    loop = scene.parent_cycle(record)
+    if not loop:
+        return []
+    names = " -> ".join(f"{r.path} (line {r.line})" for r in loop + [record])
+    return [f"parents form a cycle: {names}"]
+
+
+def check_parent(record, scene, seen) -> list[str]:
+    problems = _check_parent(record, scene, seen)
+    return problems + _cycle(record, scene) if record.raw_keys.get("parentGroupId", "-") not in ("", "-") \
+        else problems
+
+
+def check_group(record, scene, seen) -> list[str]:
+    """``parentId``: editor state (the folder tree), ignored by the engines; a parent that does not exist
+    puts the folder at the root, a cycle of parents has no root at all."""
+    if record.raw_keys.get("parentId", "-") in ("", "-"):
+        return []
+    ref = record.get("parentId")
+    if not ref:
+        return []
+    parent = scene.find(ref)
+    if parent is None:
+        return [f"warning: parentId {ref!r} names no group: shown at the root"]
+    if parent is record:
+        return [f"parentId {ref!r} names the group itself"]
+    return _cycle(record, scene)
 
 
 def check_object(record, scene, seen) -> list[str]:
@@ -145,6 +175,7 @@ def check_child(record, scene, seen) -> list[str]:
 
 RECORD_CHECKS = {
     "asset_root": check_asset_root,
+    "group": check_group,
     "terrain_region": lambda record, scene, seen: (check_terrain_region(record, scene, seen)
                                                    + check_parent(record, scene, seen)),
     "terrain_splat_layer": check_layer,

@@ -1,5 +1,5 @@
 """File > Import / Export operators for RaiSim scenes, and drag-and-drop through a FileHandler. Thin:
-read the options, call blender.build / blender.extract, turn errors into reports."""
+read the options, call blender.scene_import / blender.extract, turn errors into reports."""
 
 import os
 
@@ -42,7 +42,7 @@ class ImportSceneBase(ImportHelper):
         pass  # options are drawn by the panels below (File browser sidebar)
 
     def execute(self, context):
-        from ..blender.build import ImportOptions, import_scene_file
+        from ..blender.scene_import import ImportOptions, import_scene_file
         options = ImportOptions(self.import_cameras, self.import_lights, self.physics_helpers,
                                 self.placeholders, self.set_active_camera, self.import_world)
         wm = context.window_manager

@@ -22,7 +22,7 @@ import time
 import bpy
 import numpy as np
 
-from ..formats import rscene
+from ..blender import sources as source_texts
 from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
@@ -48,11 +48,7 @@ LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incid
 def load_document(bl_scene):
     """The parsed source document of the scene's last import (``scene.rscene.source``), or None."""
     props = getattr(bl_scene, "rscene", None)
-    name = props.source if props is not None else ""
-    text = bpy.data.texts.get(name) if name else None
-    if text is None:
-        return None
-    return rscene.loads(text.as_string(), text.get("rscene_path") or text.name, lazy=True)
+    return source_texts.document(props.source if props is not None else "")  # parsed once per Text revision
 
 
 def _objects_by_uid(bl_scene, source: str) -> dict:

@@ -9,13 +9,12 @@
     traj = simulate(scene, duration=2.0, fps=60)
     traj.save_npz("traj.npz")
 
-Modules: ``build`` (scene -> Model/State), ``world`` (stepping), ``broadphase``, ``narrowphase``,
-``solver``, ``granular``, ``cloth``, ``trajectory`` (simulate, Trajectory), ``cli``.
+Modules: ``model_builder`` (scene -> ``physics_model`` Model/State), ``world`` (stepping), ``broadphase``, ``narrowphase``,
+``solver``, ``granular``, ``cloth``, ``trajectory`` (simulate, Trajectory). The ``simulate`` command
+is ``rscene_addon.commands.simulate_job``.
 """
-from .cli import run_simulation_cli
-from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
+from .physics_model import DYNAMIC, KINEMATIC, STATIC, Model, State
 from .trajectory import Cancelled, Trajectory, simulate
 from .world import World
 
-__all__ = ["Cancelled", "DYNAMIC", "KINEMATIC", "Model", "STATIC", "State", "Trajectory", "World",
-           "run_simulation_cli", "simulate"]
+__all__ = ["Cancelled", "DYNAMIC", "KINEMATIC", "Model", "STATIC", "State", "Trajectory", "World", "simulate"]

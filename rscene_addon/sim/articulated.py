@@ -11,7 +11,7 @@
         system.step()
     poses = system.link_poses()          # {link: 4x4 world transform}
 
-Coordinates follow ``robots.model``: ``q`` (gc_dim: a floating base first as x y z w x y z, one value per
+Coordinates follow ``robots.robot``: ``q`` (gc_dim: a floating base first as x y z w x y z, one value per
 1-dof joint, a quaternion per spherical joint, 7 per floating joint, 3 per planar joint) and ``u`` (dof_dim:
 linear then angular for floating, angular velocity in the joint's parent frame for spherical).
 
@@ -39,13 +39,13 @@ import numpy as np
 
 from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
-from ..robots.model import Robot
+from ..robots.robot import Robot
 from ..base.spatial import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
 from .geometry import reduce_points
 from .link_contacts import SLOP, contact_targets
 from .link_pairs import link_pair_contacts, self_collision_pairs
-from .meshio import MeshFormatError, read_mesh
-from .model import ALL_GROUPS
+from ..scene_geometry.mesh_files import MeshFormatError, read_mesh
+from .physics_model import ALL_GROUPS
 
 __all__ = ["ArticulatedSystem", "contact_points", "ground_height", "step_systems", "systems_for_scene"]
 
@@ -268,7 +268,8 @@ class ArticulatedSystem:
     @classmethod
     def from_record(cls, scene, record, **kwargs) -> "ArticulatedSystem":
         """A system for an ``articulated`` record: its robot, base pose, generalizedCoordinate/Velocity."""
-        from ..robots.scene_io import record_base_transform, robot_for_record
+        from ..formats.robot_files import robot_for_record
+        from ..robots.scene_io import record_base_transform
         robot = robot_for_record(scene, record)
         kwargs.setdefault("name", str(record.get("path", "") or getattr(record, "path", "") or robot.name))
         system = cls(robot, base=record_base_transform(record), **kwargs)

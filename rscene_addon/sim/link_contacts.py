@@ -31,7 +31,7 @@ import numpy as np
 
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
 from .mathutil import quat_to_matrix, tangent_basis
-from .model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
+from .physics_model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
 from .narrowphase import Frames
 from .sdf import geom_distance
 

@@ -19,7 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .articulated import step_systems, systems_for_scene
-from .model import DYNAMIC, KINEMATIC
+from .physics_model import DYNAMIC, KINEMATIC
 from .world import World
 
 REQUIRED_KEYS = ("time", "names", "position", "quaternion", "linear_velocity", "angular_velocity")
@@ -150,7 +150,7 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
     frame_dt = 1.0 / fps
     if world is None:
         if substeps is None:
-            from .build import build
+            from .model_builder import build
             model, state = build(scene)
             n_sub = max(1, int(round(frame_dt / model.dt)))
             dt = frame_dt / n_sub

@@ -379,7 +379,7 @@ def test_bop_export_reads_the_amodal_masks_and_agrees_on_visibility(tmp_path):
 def test_cli_and_panel_switch_the_products_on(tmp_path, capsys):
     import argparse
 
-    from rscene_addon.render.cli import add_arguments, options_from_args, run_render_cli
+    from rscene_addon.commands.render_job import add_arguments, options_from_args, run_render_cli
     from tests.blender.test_render_support import BOX, CAMERA, import_scene, write_scene
     parser = add_arguments(argparse.ArgumentParser())
     with pytest.raises(SystemExit):

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.scenes import ALL, ground, header, obj, scene_from
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_rotate

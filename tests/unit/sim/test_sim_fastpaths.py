@@ -7,7 +7,7 @@ import pytest
 
 from rscene_addon.sim import World
 from rscene_addon.sim.mathutil import norm, quat_normalize, quat_to_matrix
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 from rscene_addon.sim.solver import _inertia_times, color_rows, jacobians
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from rscene_addon.sim import DYNAMIC, World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate, quat_to_matrix
-from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.scenes import ALL, ground, header, obj, scene_from
 
 G = 9.81
 TERRAIN_BIT = 1 << 63  # the ground plane's collision group (see test_terrain_group_is_bit_63)

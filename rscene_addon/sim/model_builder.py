@@ -8,11 +8,13 @@ import os
 
 import numpy as np
 
+from ..model.fields import Fields
+from ..scene_geometry.cloth_mesh import cloth_mesh
+from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
+from ..scene_geometry.particles import granular_particles
 from . import geometry as geo
-from .fields import Fields
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
-from .meshio import MeshFormatError, read_mesh, read_rasset
-from .model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
+from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
                     SolverSettings, State, WireSpec)
 
 _MODES = {"static": STATIC, "fixed": STATIC, "kinematic": KINEMATIC, "dynamic": DYNAMIC, "movable": DYNAMIC}
@@ -21,13 +23,12 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
                "compliant_wire": "compliant", "custom": "custom", "custom_wire": "custom"}
 
 
-GRANULAR_JITTER_SEED = 20240601  # default seed of the granular fill's jitter (runs are reproducible)
 
 
 class _Builder:
     def __init__(self, scene, seed: int | None = None):
         self.scene = scene
-        self.seed = GRANULAR_JITTER_SEED if seed is None else int(seed)
+        self.seed = None if seed is None else int(seed)  # None: the granular fill's fixed default
         self.warnings: list[str] = []
         self.bodies: list[dict] = []
         self.geoms: list[dict] = []
@@ -370,7 +371,7 @@ def _object(b: _Builder, scene, rec) -> None:
             kind = ('', 'kinematic', 'dynamic')[mode]
             b.warn(f"{path}: a .rasset object must be static in RaiSim; simulated as a {kind} compound")
         try:
-            shapes = read_rasset(file)
+            shapes = read_rasset(file).shapes
         except (MeshFormatError, OSError, ValueError) as exc:
             b.warn(f"{path}: cannot read {file}: {exc}; using a box from the scale")
             b.add_primitive(body, "box", (0, 0, 0), (1, 0, 0, 0), scale, **kw)
@@ -518,55 +519,23 @@ def _granular(b: _Builder, rec):
     f = Fields(rec)
     path = f.text("path", "granular")
     pos, quat, scale = _pose(f)
-    radius = f.num("radius", 0.01)
-    spacing = f.num("spacing", 2.5 * radius)
-    if radius <= 0:
+    if f.num("radius", 0.01) <= 0:
         b.warn(f"{path}: particle radius must be positive; skipped")
         return None
-    max_particles = f.int("maxParticles", 20000)
-    local = f.numbers("positions")
-    if len(local) >= 3 and len(local) % 3 == 0:
-        local = local.reshape(-1, 3)
-    else:
-        lo, hi = f.vec3("boxMin", (-0.5, -0.5, 0.0)), f.vec3("boxMax", (0.5, 0.5, 0.3))
-        spacing = max(spacing, 2.0 * radius)
-        axes = [np.arange(lo[i] + radius, hi[i] - radius + 1e-9, spacing) for i in range(3)]
-        if any(len(a) == 0 for a in axes):
-            axes = [a if len(a) else np.array([(lo[i] + hi[i]) / 2]) for i, a in enumerate(axes)]
-        Z, Y, X = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
-        local = np.stack((X.ravel(), Y.ravel(), Z.ravel()), axis=1)
-        # a small deterministic jitter breaks the perfect lattice (fixed seed: runs are reproducible)
-        jitter = np.random.default_rng(b.seed).uniform(-0.05, 0.05, local.shape)
-        local = local + jitter * (spacing - 2 * radius + 0.2 * radius)
-    if len(local) > max_particles:
-        b.warn(f"{path}: {len(local)} particles capped at maxParticles={max_particles}")
-        local = local[:max_particles]
+    layout = granular_particles(rec, b.seed)
+    for warning in layout.warnings:
+        b.warn(warning)
+    local = layout.positions
     world = quat_rotate(np.broadcast_to(quat, (len(local), 4)), local * scale) + pos
-    radii = f.numbers("radii")
-    if len(radii) != len(world):
-        radii = np.full(len(world), radius)
     model = f.text("normalContactModel", "hertz").lower()
     return GranularSpec(
-        name=path, positions=world, radii=radii.astype(float), velocity=f.vec3("velocity"),
+        name=path, positions=world, radii=layout.radii, velocity=f.vec3("velocity"),
         density=f.num("density", 1600.0), normal_stiffness=f.num("normalStiffness", 1e6),
         normal_damping=f.num("normalDamping", 200.0), tangential_stiffness=f.num("tangentialStiffness", 1e5),
         tangential_damping=f.num("tangentialDamping", 20.0), friction=f.num("friction", 0.6),
         rolling_friction=f.num("rollingFriction", 0.05), cohesion_stiffness=f.num("cohesionStiffness", 0.0),
         cohesion_distance=f.num("cohesionMaxDistance", 0.0), hertz=(model == "hertz"),
         substeps=max(1, f.int("substeps", 2)), fixed=f.flag("fixed", False))
-
-
-def _grid_mesh(nx: int, ny: int, sx: float, sy: float):
-    xs = np.linspace(-sx / 2, sx / 2, nx)
-    ys = np.linspace(-sy / 2, sy / 2, ny)
-    X, Y = np.meshgrid(xs, ys)
-    verts = np.stack((X.ravel(), Y.ravel(), np.zeros(X.size)), axis=1)
-    faces = []
-    for j in range(ny - 1):
-        for i in range(nx - 1):
-            a, b_, c, d = j * nx + i, j * nx + i + 1, (j + 1) * nx + i, (j + 1) * nx + i + 1
-            faces += [(a, b_, d), (a, d, c)]
-    return verts, np.array(faces, dtype=np.int64)
 
 
 def cloth_topology(faces: np.ndarray, verts: np.ndarray):
@@ -591,26 +560,15 @@ def _deformable(b: _Builder, scene, rec):
         b.warn(f"{path}: deformable kind {kind!r} is not simulated (cloth and mass_spring are)")
         return None
     pos, quat, scale = _pose(f)
-    ref = f.text("meshPath", "")
-    verts = faces = None
-    if ref:
-        file = scene.resolve(ref)
-        try:
-            verts, faces = read_mesh(file)
-        except (MeshFormatError, OSError, ValueError) as exc:
-            b.warn(f"{path}: cloth mesh {file}: {exc}; using a generated 1 m grid")
-    if verts is None or len(faces) == 0:
-        spacing = f.num("particleSpacing", 0.05)
-        n = int(np.clip(round(1.0 / max(spacing, 1e-3)) + 1, 3, 41))
-        verts, faces = _grid_mesh(n, n, 1.0, 1.0)
-    verts = verts * scale
+    cloth = cloth_mesh(rec, scene.resolve)
+    for warning in cloth.warnings:
+        b.warn(warning)
+    verts, faces = cloth.vertices * scale, cloth.faces
     world = quat_rotate(np.broadcast_to(quat, (len(verts), 4)), verts) + pos
     edges, rest, bends, bend_rest = cloth_topology(faces, world)
     total = f.num("totalMass", 0.2)
     inv_mass = np.full(len(world), len(world) / max(total, 1e-9))
-    pinned = f.numbers("pinnedVertices").astype(np.int64)
-    pinned = pinned[(pinned >= 0) & (pinned < len(world))]
-    inv_mass[pinned] = 0.0
+    inv_mass[cloth.pinned] = 0.0
 
     def compliance(c_name, k_name, k_default):
         c = f.num(c_name, 0.0)

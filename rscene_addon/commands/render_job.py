@@ -19,8 +19,8 @@ from ..model import FormatError
 from ..sensors.frame_chunks import chunk as take_chunk
 from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.annotations import export_annotations, requested, with_needed_products
-from .outputs import parse_chunk
-from .plan import RenderOptions, parse_products, split_names
+from ..render.outputs import parse_chunk
+from ..render.plan import RenderOptions, parse_products, split_names
 
 __all__ = ["add_arguments", "main", "open_scene", "run_render_cli"]
 
@@ -97,7 +97,7 @@ def open_scene(scene_path: str, print_fn=print):
         return bpy.context.scene
     bpy.ops.wm.read_factory_settings(use_empty=True)
     _ensure_registered()
-    from ..blender.build import import_scene_file
+    from ..blender.scene_import import import_scene_file
 
     def report(level, message):
         print_fn(f"{level.lower()}: {message}")
@@ -121,7 +121,7 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
             frames = take_chunk(frames, *chunk_kn)
             print_fn(f"chunk {chunk_kn[0]}/{chunk_kn[1]}: frames "
                      + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
-        from .pipeline import RenderJob
+        from ..render.pipeline import RenderJob
         job = RenderJob(bl_scene, out_dir, list(frames), samples, split_names(sensors), options, chunk_kn,
                         report=lambda level, message: print_fn(f"{level.lower()}: {message}"))
         print_fn(f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into {job.out_dir}")

@@ -1,6 +1,5 @@
-"""The bpy-free render helpers (plan, segmentation ids, manifest merging, timing). They live under
-tests/blender because only the render tests are ours to write; nothing here needs Blender, and
-test_bpy_free_render_modules checks that in a child interpreter."""
+"""The bpy-free render helpers (plan, segmentation ids, manifest merging, timing), in the pure suite:
+nothing here needs Blender, and test_bpy_free_render_modules checks that in a child interpreter."""
 from __future__ import annotations
 
 import math
@@ -16,11 +15,11 @@ from rscene_addon.render import outputs, plan, segmentation, timing
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_to_matrix
 from rscene_addon.sensors.manifest import Manifest
 
-PURE = ("plan", "segmentation", "outputs", "timing", "cli")
+PURE = ("render.plan", "render.segmentation", "render.outputs", "render.timing", "commands.render_job")
 
 
 def test_bpy_free_render_modules_import_without_blender():
-    names = ", ".join(f"rscene_addon.render.{m}" for m in PURE)
+    names = ", ".join(f"rscene_addon.{m}" for m in PURE)
     code = textwrap.dedent(f"""
         import importlib.abc, sys
         class Block(importlib.abc.MetaPathFinder):

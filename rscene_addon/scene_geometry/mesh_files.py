@@ -1,9 +1,10 @@
-"""Pure-Python readers for collision meshes and ``.rasset`` descriptors.
+"""Mesh files and ``.rasset`` descriptors, read once for Blender and the simulator alike.
 
 ``read_mesh(path)`` returns ``(vertices (V, 3) float64, triangles (T, 3) int64)`` for OBJ, STL (ASCII
-and binary) and PLY (ASCII and binary) files. Other formats (glTF, FBX, ...) raise ``MeshFormatError``;
-the world builder then falls back to a box. ``read_rasset(path)`` parses the collision shapes of a
-``.rasset`` XML descriptor.
+and binary) and PLY (ASCII and binary) files, vertices in file order (STL corners are welded). Other
+formats (glTF, FBX, ...) raise ``MeshFormatError``; the simulator then falls back to a box.
+``read_rasset(path)`` parses a ``.rasset`` XML descriptor: its visual file and its collision shapes.
+Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; callers warn and go on.
 """
 from __future__ import annotations
 
@@ -21,15 +22,29 @@ class MeshFormatError(ValueError):
     pass
 
 
+# Malformed content surfaces from the parsers below as one of these; read_mesh/read_rasset name the file.
+_MALFORMED = (ValueError, IndexError, KeyError, StopIteration, OverflowError, struct.error, UnicodeError,
+              MemoryError)
+
+
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     ext = os.path.splitext(path)[1].lower()
-    if ext == ".obj":
-        return _read_obj(path)
-    if ext == ".stl":
-        return _read_stl(path)
-    if ext == ".ply":
-        return _read_ply(path)
-    raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL and PLY are read)")
+    readers = {".obj": _read_obj, ".stl": _read_stl, ".ply": _read_ply}
+    if ext not in readers:
+        raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL and PLY are read)")
+    try:
+        verts, tris = readers[ext](path)
+    except MeshFormatError:
+        raise
+    except _MALFORMED as exc:
+        raise MeshFormatError(f"{path}: malformed {ext[1:].upper()} file: {type(exc).__name__}: "
+                              f"{str(exc)[:200]}") from None
+    if not np.isfinite(verts).all():
+        raise MeshFormatError(f"{path}: a vertex coordinate is not a finite number")
+    if tris.size and (tris.min() < 0 or tris.max() >= len(verts)):
+        raise MeshFormatError(f"{path}: a face refers to a vertex that does not exist "
+                              f"({len(verts)} vertices)")
+    return verts, tris
 
 
 def _read_obj(path: str):
@@ -96,7 +111,10 @@ def _read_ply(path: str):
         if parts[0] == "format":
             fmt = parts[1]
         elif parts[0] == "element":
-            elements.append((parts[1], int(parts[2]), []))
+            count = int(parts[2])
+            if not 0 <= count <= len(data):  # every row takes at least a byte
+                raise MeshFormatError(f"{path}: element {parts[1]} count {parts[2]} does not fit the file")
+            elements.append((parts[1], count, []))
         elif parts[0] == "property" and elements:
             elements[-1][2].append(parts[1:])
     verts = None
@@ -181,12 +199,33 @@ class RassetShape:
     quaternion: tuple = (1.0, 0.0, 0.0, 0.0)
 
 
-def read_rasset(path: str) -> list[RassetShape]:
-    """Collision shapes of a ``.rasset`` descriptor (paths resolved relative to the descriptor)."""
+@dataclass
+class Rasset:
+    """A ``.rasset`` descriptor: the visual mesh file (absolute, or ``""``) and the collision shapes."""
+
+    visual: str
+    shapes: list[RassetShape]
+
+
+def read_rasset(path: str) -> Rasset:
+    """A ``.rasset`` descriptor (paths resolved relative to the descriptor)."""
+    try:
+        return _read_rasset(path)
+    except ET.ParseError as exc:
+        raise MeshFormatError(f"{path}:{exc.position[0]}: XML syntax error: {exc}") from None
+    except MeshFormatError:
+        raise
+    except _MALFORMED as exc:
+        raise MeshFormatError(f"{path}: malformed .rasset: {str(exc)[:200]}") from None
+
+
+def _read_rasset(path: str) -> Rasset:
     root = ET.parse(path).getroot()
     if root.tag != "rasset":
         raise MeshFormatError(f"{path}: root element is <{root.tag}>, not <rasset>")
     base = os.path.dirname(os.path.abspath(path))
+    visual = root.find("visual")
+    visual_file = visual.get("file") if visual is not None else None
     shapes = []
     for el in root.iter("collision"):
         kind = (el.get("type") or "").strip().lower()
@@ -219,4 +258,4 @@ def read_rasset(path: str) -> list[RassetShape]:
         if not (np.isfinite(shape.radius) and np.isfinite(shape.height)):
             raise MeshFormatError(f"{path}: {kind} collision needs radius (and height)")
         shapes.append(shape)
-    return shapes
+    return Rasset(os.path.normpath(os.path.join(base, visual_file)) if visual_file else "", shapes)

@@ -31,7 +31,7 @@ def _progress_printer(label: str):
 
 
 def import_to_blend(files: list[str], blend: str) -> int:
-    from .build import import_scene_file
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     status = 0
@@ -52,7 +52,7 @@ def import_to_blend(files: list[str], blend: str) -> int:
 
 
 def export_from_blend(blend: str, output: str) -> int:
-    from .extract import export_scene
+    from ..blender.extract import export_scene
     _ensure_registered()
     bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
     export_scene(bpy.context.scene, output, warn=lambda m: _console_report("WARNING", m))
@@ -64,12 +64,12 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
                     fps: float | None = None, seed: int | None = None, pack: bool = False) -> None:
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
 
-    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.build``); ``pack``
+    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
     packs external images into the .blend so that it renders on a machine without the scene's assets."""
     from ..sim import World, simulate
-    from ..sim.build import build
-    from .bake import bake_trajectory, current_scene_model
-    from .build import import_scene_file
+    from ..sim.model_builder import build
+    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene

@@ -1,7 +1,7 @@
 """Typed access to record fields that works whatever the schema table already knows.
 
-The simulator reads positional fields by their documented index (``RsceneFile.rst`` and the v1 seed
-document) and keys by their documented name. A key the record's schema declares is decoded by the
+The simulator and the record-to-geometry layer read positional fields at the index the schema table gives
+and keys by their documented name. A key the record's schema declares is decoded by the
 schema (``Record.get``); otherwise its raw text is decoded here. Positional tokens are decoded here as
 well, so a record kind that the schema table does not describe yet (an ``UnknownRecord``) still works.
 """
@@ -11,26 +11,25 @@ from typing import Any
 
 import numpy as np
 
-from ..model.values import decode_flag, decode_number, decode_text
+from .kinds import SCHEMA_BY_TAG
+from .values import decode_flag, decode_number, decode_text
 
-# Documented positional layouts: name -> (first token index, token count).
-POSITIONAL = {
-    "solver": {"iterations": (0, 1), "tolerance": (1, 1), "erp": (2, 1), "mode": (3, 1)},
-    "contact_material": {"materialA": (0, 1), "materialB": (1, 1), "friction": (2, 1), "restitution": (3, 1),
-                         "restitutionThreshold": (4, 1), "staticFriction": (5, 1),
-                         "staticFrictionVelocityThreshold": (6, 1), "rollingFriction": (7, 1),
-                         "spinningFriction": (8, 1)},
-    "terrain_region": {"path": (0, 1), "xSamples": (1, 1), "ySamples": (2, 1), "xSize": (3, 1),
-                       "ySize": (4, 1), "center": (5, 3)},
-    "wire": {"path": (0, 1), "kind": (1, 1), "bodyA": (2, 1), "bodyB": (3, 1), "length": (4, 1)},
-    "compound": {"path": (0, 1), "position": (1, 3), "quaternion": (4, 4), "scale": (8, 3), "mass": (11, 1),
-                 "bodyMode": (12, 1), "visible": (13, 1), "collidable": (14, 1)},
-    "compound_child": {"compound": (0, 1), "primitive": (1, 1), "position": (2, 3), "quaternion": (5, 4),
-                       "scale": (9, 3)},
-    "deformable": {"path": (0, 1), "kind": (1, 1), "meshPath": (2, 1), "position": (3, 3),
-                   "quaternion": (6, 4), "scale": (10, 3)},
-    "granular": {"path": (0, 1), "kind": (1, 1), "position": (2, 3), "quaternion": (5, 4), "scale": (9, 3)},
-}
+# Kinds whose positional tokens are decoded here (leniently) rather than by ``Record.get``: where they sit
+# comes from the schema table's current layout, the one home of every record layout.
+LENIENT_POSITIONAL_KINDS = ("solver", "contact_material", "terrain_region", "wire", "compound", "compound_child",
+                            "deformable", "granular")
+
+
+def _layout(tag: str) -> dict[str, tuple[int, int]]:
+    """Field name -> (first token index, token count) in the kind's current (longest) positional layout."""
+    out, start = {}, 0
+    for fld in SCHEMA_BY_TAG[tag].layouts[0]:
+        out[fld.name] = (start, fld.span)
+        start += fld.span
+    return out
+
+
+POSITIONAL = {tag: _layout(tag) for tag in LENIENT_POSITIONAL_KINDS}
 
 
 class Fields:

@@ -43,5 +43,5 @@ def ground(z=0.0, mask=ALL, cmat="default", path="/World/Ground") -> str:
 
 def scene_from(lines):
     """Parse lines into a Scene (checked like a file)."""
-    from ..formats import rscene
+    from rscene_addon.formats import rscene
     return rscene.loads("\n".join(lines) + "\n")

@@ -9,7 +9,7 @@ import os
 import time
 from typing import Callable
 
-from .trajectory import Cancelled, simulate
+from ..sim.trajectory import Cancelled, simulate
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
