@@ -329,6 +329,18 @@ class FrameGeometry:
         return (ii * w + jj).ravel()
 
 
+def _same_parts(last: list, parts: list) -> bool:
+    """Same instances with the same matrices and the very same (meshes read once) or equal geometry."""
+    if len(last) != len(parts):
+        return False
+    for a, b in zip(last, parts):
+        if a.key != b.key or a.pass_index != b.pass_index or not np.array_equal(a.matrix, b.matrix):
+            return False
+        if a.arrays is not b.arrays and not all(np.array_equal(x, y) for x, y in zip(a.arrays, b.arrays)):
+            return False
+    return True
+
+
 class GeometryPass:
     """Reads the evaluated scene's parts frame after frame (meshes that cannot change read once)."""
 
@@ -337,6 +349,7 @@ class GeometryPass:
         self.backend = backend
         self._static: dict[int, tuple] = {}
         self._matrices: dict[int, dict] = {}
+        self._last: FrameGeometry | None = None
 
     def _pass_index(self, owner) -> tuple[str | None, int]:
         key = self.entities.key_for(owner)
@@ -360,7 +373,11 @@ class GeometryPass:
             entity, index = self._pass_index(owner)
             parts.append(_Part(_part_key(inst), arrays, np.array(inst.matrix_world, dtype=np.float64), entity,
                                index))
-        return FrameGeometry(parts, self.entities.table, self.backend)
+        last = self._last
+        if last is not None and _same_parts(last.parts, parts):
+            return last  # nothing moved: keep its triangles, caster and boxes
+        self._last = FrameGeometry(parts, self.entities.table, self.backend)
+        return self._last
 
     def part_matrices(self, frame: int, read) -> dict:
         """``{part key: world matrix}`` at ``frame``; ``read()`` gives the depsgraph with the scene set
