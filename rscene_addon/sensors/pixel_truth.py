@@ -49,6 +49,15 @@ def pixel_rays(intrinsics, camera_to_world) -> tuple[np.ndarray, np.ndarray, np.
 
 
 @lru_cache(maxsize=8)
+def _pixel_centres(width: int, height: int) -> np.ndarray:
+    """``(N, 2)`` pixel-centre coordinates ``(u, v)``, rows top-down (read-only, cached)."""
+    v, u = np.divmod(np.arange(width * height), width)
+    centres = np.stack([u + 0.5, v + 0.5], axis=1)
+    centres.flags.writeable = False
+    return centres
+
+
+@lru_cache(maxsize=8)
 def _camera_rays(intrinsics) -> tuple[np.ndarray, np.ndarray]:
     """Per intrinsics (frozen, so cached): perspective unit rays, or orthographic origins on the camera
     plane, in the camera frame ``(N, 3)``, and planar depth per metre ``(N,)``. Read-only arrays."""
@@ -108,8 +117,7 @@ def rigid_flow(intrinsics, camera_t, camera_u, points, part, motions, directions
     h, w = intrinsics.height, intrinsics.width
     if n != h * w:
         raise ValueError(f"{n} pixels for a {w}x{h} image")
-    v, u = np.divmod(np.arange(n), w)
-    start = np.stack([u + 0.5, v + 0.5], axis=1)
+    start = _pixel_centres(w, h)
     # world -> camera u composed with each part's motion: one transform per row
     to_camera = np.linalg.inv(_rigid(camera_u)) @ np.asarray(motions, dtype=np.float64).reshape(-1, 4, 4)
     p = transform_rows(to_camera, part, points)
