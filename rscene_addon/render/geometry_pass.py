@@ -179,7 +179,7 @@ class FrameGeometry:
             if intrinsics.projection == "orthographic":
                 along = np.einsum("ij,ij->i", n, origins[hit])
             else:
-                along = n @ origins[0]
+                along = np.einsum("ij,j->i", n, origins[0])
             with np.errstate(invalid="ignore", divide="ignore"):
                 exact = (offset[triangle[hit]] - along) / denominator
             rough = start[hit] + hits.distance[hit]
