@@ -179,7 +179,7 @@ class FrameGeometry:
             if intrinsics.projection == "orthographic":
                 along = np.einsum("ij,ij->i", n, origins[hit])
             else:
-                along = n @ origins[0]
+                along = np.einsum("ij,j->i", n, origins[0])
             with np.errstate(invalid="ignore", divide="ignore"):
                 exact = (offset[triangle[hit]] - along) / denominator
             rough = start[hit] + hits.distance[hit]
@@ -226,7 +226,7 @@ class FrameGeometry:
             world[facing] *= -1.0
             norm = np.linalg.norm(world, axis=1, keepdims=True)
             world = np.where(norm > 1e-12, world / np.where(norm > 1e-12, norm, 1.0), 0.0)
-            out[rows] = world @ np.asarray(camera_to_world, np.float64)[:3, :3]  # R^T n per row
+            out[rows] = pixel_truth.rows_times(world, np.asarray(camera_to_world, np.float64)[:3, :3])  # R^T n
         return out.reshape(shape + (3,)).astype(np.float32)
 
     def object_frames(self, bl_objects) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
