@@ -8,15 +8,18 @@ Each input goes through the reader's real entry (``registry.read_scene`` for sce
 (default 4 GiB). An outcome that is neither a read nor the reader's clean error (FormatError naming the
 file) is bad: it is printed and kept under tests/unit/fuzz/regressions/ (``--no-save`` to keep nothing),
 where a test replays it. Prints per reader: inputs, read, clean errors, bad, slowest input and peak RSS.
-Exits 1 when any input was bad. Ctrl-C stops after the current input and prints the counts so far.
+Exits 1 when any input was bad. Ctrl-C (or SIGTERM) stops after the current input and prints the counts
+so far.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import resource
+import signal
 import sys
 import time
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -31,8 +34,12 @@ def fuzz_reader(reader, n, seed, workspace, foreign, time_limit, save, progress_
     counts = {"ok": 0, "clean": 0, "bad": 0}
     slowest = (0.0, "")
     start = time.perf_counter()
+    stopped = False
     for i in range(n):
-        ch = mutators.RandomChooser(hash((seed, reader.name, i)) & 0xFFFFFFFF)
+        if stop_requested():
+            stopped = True
+            break
+        ch = mutators.RandomChooser(zlib.crc32(f"{seed}:{reader.name}:{i}".encode()))  # reproducible
         seed_file, data = harness.make_input(reader, ch, foreign)
         outcome = harness.run_one(reader, data, workspace.target(seed_file, reader), time_limit)
         counts[outcome.kind] += 1
@@ -45,7 +52,18 @@ def fuzz_reader(reader, n, seed, workspace, foreign, time_limit, save, progress_
         if done % progress_every == 0 and done < n:
             rate = done / (time.perf_counter() - start)
             print(f"  {reader.name}: {done}/{n} ({rate:.0f}/s, {(n - done) / rate:.0f} s left)", flush=True)
-    return counts, slowest, time.perf_counter() - start
+    return counts, slowest, time.perf_counter() - start, stopped
+
+
+_STOP = []
+
+
+def stop_requested() -> bool:
+    return bool(_STOP)
+
+
+def _request_stop(signum, frame):
+    _STOP.append(signum)  # finish the current input, then print what was done
 
 
 def main(argv=None) -> int:
@@ -60,13 +78,14 @@ def main(argv=None) -> int:
     if args.memory_gib:
         limit = int(args.memory_gib * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    os.environ.setdefault("PYTHONHASHSEED", "0")
     table = harness.readers()
     names = args.reader or list(table)
     unknown = [n for n in names if n not in table]
     if unknown:
         parser.error(f"unknown reader(s) {unknown}; known: {', '.join(table)}")
     foreign = harness.foreign_lines(table)
+    signal.signal(signal.SIGINT, _request_stop)
+    signal.signal(signal.SIGTERM, _request_stop)
     workspace = harness.Workspace()
     total_bad = 0
     rows = []
@@ -78,15 +97,16 @@ def main(argv=None) -> int:
                 total_bad += 1
                 continue
             print(f"{name}: {args.inputs} inputs from {len(reader.seeds)} seed files", flush=True)
-            counts, slowest, seconds = fuzz_reader(reader, args.inputs, args.seed, workspace, foreign,
-                                                   args.time_limit, not args.no_save)
+            counts, slowest, seconds, stopped = fuzz_reader(reader, args.inputs, args.seed, workspace, foreign,
+                                                            args.time_limit, not args.no_save)
             total_bad += counts["bad"]
-            rows.append((name, args.inputs, counts, slowest, seconds, _rss_mib()))
-    except KeyboardInterrupt:
-        print("cancelled", file=sys.stderr)
+            rows.append((name, sum(counts.values()), counts, slowest, seconds, _rss_mib()))
+            if stopped:
+                print("cancelled: counts so far", file=sys.stderr)
+                break
     finally:
         workspace.close()
-    print("\n| reader | inputs | read | clean error | bad | slowest input | run | peak RSS |")
+    print("\n| reader | inputs | read | clean error | bad | slowest input | run | peak RSS (process) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, n, counts, slowest, seconds, rss in rows:
         print(f"| {name} | {n} | {counts['ok']} | {counts['clean']} | {counts['bad']} | {slowest[0]:.2f} s "

@@ -20,7 +20,9 @@ import numpy as np
 
 __all__ = ["PngError", "decode_grey", "encode_grey", "read_grey"]
 
-MAX_PIXELS = 64 * 2**20  # the largest height map RaiSim accepts
+# RaiSim accepts 64 Mi samples; a few kilobytes of PNG can claim that many (zeros compress well) and
+# decoding them here would take minutes and gigabytes. 16 Mi (4096 x 4096) is 14x the largest real one.
+MAX_PIXELS = 16 * 2**20
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 _ADAM7 = ((0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 4, 8), (0, 2, 4, 4), (2, 0, 2, 4), (0, 1, 2, 2), (1, 0, 1, 2))

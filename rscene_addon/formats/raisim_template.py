@@ -32,8 +32,8 @@ __all__ = ["MAX_ELEMENTS", "MAX_INCLUDE_DEPTH", "MAX_ITERATIONS", "expand", "thi
 
 # What a small file may make us build, checked before the work starts (real templated worlds unroll tens
 # to hundreds of elements and include one or two levels deep).
-MAX_ITERATIONS = 100_000  # array iterations per file
-MAX_ELEMENTS = 200_000  # elements made by array unrolling per file
+MAX_ITERATIONS = 20_000  # array iterations per file
+MAX_ELEMENTS = 50_000  # elements made by array unrolling per file
 MAX_INCLUDE_DEPTH = 16
 MAX_VALUE_LENGTH = 65_536  # characters of a value after parameter substitution (parameters may nest)
 
@@ -64,6 +64,7 @@ class _Expander:
         self.undefined: set[str] = set()
         self.iterations = 0
         self.elements = 0
+        self.over_limit = False  # once an array is refused, no more unrolling (one error, not thousands)
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
@@ -214,10 +215,13 @@ class _Expander:
         if step == 0 or (step < 0 and start < end):
             self.error(array, f"<array> increment={step} never reaches end={end} from start={start}")
             return []
+        if self.over_limit:
+            return []
         count = len(range(start, end, step))
         body_size = sum(c.size() for c in array.children)
         self.iterations += count
         self.elements += count * body_size
+        self.over_limit = self.iterations > MAX_ITERATIONS or self.elements > MAX_ELEMENTS
         if self.iterations > MAX_ITERATIONS:
             self.error(array, f"<array> from {start} to {end} by {step} repeats {count} times: more than "
                        f"{MAX_ITERATIONS} array iterations in one file")
@@ -289,6 +293,9 @@ class _Expander:
             root.children = []
         self.collect_params(root)
         self.arrays(root, {})
+        if self.over_limit:  # the file is refused: reading half of its expansion would only cost time
+            root.children = []
+            return root
         self.finish(root)
         return root
 

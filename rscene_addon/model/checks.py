@@ -15,6 +15,7 @@ import posixpath
 _PAINT_LISTS = ("texturePrimary", "textureSecondary", "textureBlend", "wetness", "holes")
 _MAX_SAMPLES_PER_AXIS = 16384
 _MAX_SAMPLES = 64 * 2**20
+MAX_BOX_FILL = 5_000_000  # particles of a granular box fill (Engine 2's default cap is 20000)
 
 
 def check_terrain_region(record, scene, seen) -> list[str]:
@@ -128,6 +129,26 @@ def check_group(record, scene, seen) -> list[str]:
     return _cycle(record, scene)
 
 
+def check_granular(record, scene, seen) -> list[str]:
+    """A box fill (no ``positions``) is counted before anything is made: a tiny spacing in a big box asks
+    for billions of particles."""
+    problems = check_parent(record, scene, seen)
+    if len(record.get("positions")):
+        return problems
+    lo, hi = record.get("boxMin"), record.get("boxMax")
+    spacing = max(record.get("spacing"), 2.0 * record.get("radius"))
+    count = 1.0
+    for a, b in zip(lo, hi):
+        count *= max(1.0, (b - a) / spacing + 1.0) if spacing > 0 else 1.0
+    cap = record.get("maxParticles")
+    if cap > 0:
+        count = min(count, cap)
+    if count > MAX_BOX_FILL:
+        problems.append(f"the box fill makes about {count:.3g} particles (maxParticles={cap}): more than "
+                        f"{MAX_BOX_FILL}; lower maxParticles or raise spacing")
+    return problems
+
+
 def check_object(record, scene, seen) -> list[str]:
     problems = check_parent(record, scene, seen)
     mode = record.get("bodyMode")
@@ -181,11 +202,12 @@ RECORD_CHECKS = {
     "terrain_splat_layer": check_layer,
     "terrain_foliage_layer": check_layer,
     "object": check_object,
+    "granular": check_granular,
     "instanced_visual": check_instanced_visual,
     "wire": check_wire,
     "compound_child": check_child,
     "articulated_ik": check_child,
 }
-for _tag in ("light", "camera", "compound", "deformable", "granular", "articulated", "sensor",
+for _tag in ("light", "camera", "compound", "deformable", "articulated", "sensor",
              "reflection_probe", "local_fog", "projected_decal", "irradiance_volume", "point_cloud"):
     RECORD_CHECKS[_tag] = check_parent

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model.checks import MAX_BOX_FILL
 from ..model.fields import Fields
 
 JITTER_SEED = 20240601
-# maxParticles <= 0 means "no limit" in the record; memory still needs one.
-HARD_PARTICLE_LIMIT = 5_000_000
+# maxParticles <= 0 means "no limit" in the record; memory still needs one (the reader refuses more).
+HARD_PARTICLE_LIMIT = MAX_BOX_FILL
 
 
 @dataclass
@@ -35,15 +36,20 @@ def box_fill(box_min, box_max, radius: float, spacing: float, max_particles: int
     """
     lo, hi = np.asarray(box_min, dtype=float), np.asarray(box_max, dtype=float)
     spacing = max(spacing, 2.0 * radius)
-    axes = [np.arange(lo[i] + radius, hi[i] - radius + 1e-9, spacing) for i in range(3)]
-    if any(len(a) == 0 for a in axes):  # box thinner than a particle: one layer in its middle
-        axes = [a if len(a) else np.array([(lo[i] + hi[i]) / 2]) for i, a in enumerate(axes)]
-    counts = [len(a) for a in axes]
-    total = int(np.prod(counts, dtype=np.float64))
-    n = min(total, max_particles)
+    # per axis what np.arange(lo + r, hi - r + 1e-9, spacing) would hold, counted (not made): a tiny
+    # spacing in a big box would ask for more points than memory holds on one axis alone
+    starts = [lo[i] + radius for i in range(3)]
+    sizes = [max(0.0, float(np.ceil((hi[i] - radius + 1e-9 - starts[i]) / spacing))) for i in range(3)]
+    if 0.0 in sizes:  # box thinner than a particle: one layer in its middle
+        starts = [starts[i] if sizes[i] else (lo[i] + hi[i]) / 2 for i in range(3)]
+        sizes = [size or 1.0 for size in sizes]
+    total = sizes[0] * sizes[1] * sizes[2]
+    counts = [int(min(size, max_particles + 1)) for size in sizes]
+    n = int(min(total, max_particles))
     index = np.arange(n)
     ix, iy, iz = index % counts[0], (index // counts[0]) % counts[1], index // (counts[0] * counts[1])
-    local = np.stack((axes[0][ix], axes[1][iy], axes[2][iz]), axis=1)
+    local = np.stack((starts[0] + ix * spacing, starts[1] + iy * spacing, starts[2] + iz * spacing), axis=1)
+    total = int(total) if total < 2**63 else total
     jitter = np.random.default_rng(JITTER_SEED if seed is None else int(seed)).uniform(-0.05, 0.05, local.shape)
     return local + jitter * (spacing - 2 * radius + 0.2 * radius), total
 
@@ -69,7 +75,7 @@ def granular_particles(record, seed: int | None = None) -> ParticleLayout:
     else:
         local, total = np.zeros((0, 3)), 0
     if total > len(local):
-        warnings.append(f"{path}: {total} particles capped at maxParticles={max_particles}")
+        warnings.append(f"{path}: {total:.6g} particles capped at maxParticles={max_particles}")
     radii = f.numbers("radii")
     if len(radii) != len(local):
         radii = np.full(len(local), radius)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -69,8 +70,21 @@ class SupportReader(Reader):
         return super().clean(exc, path) or type(exc).__name__ in self.errors
 
 
+_REFERENCE = re.compile(r"[\w./-]+\.(?:png|urdf|txt|xml|obj|rasset)\b")
+
+
 def _small(paths):
-    return sorted(p for p in paths if p.is_file() and p.stat().st_size <= SEED_LIMIT)
+    """Seeds of at most SEED_LIMIT bytes that refer to no big file beside them (a 1 MB height map PNG
+    costs seconds per input and only tests the PNG reader, which is fuzzed on its own)."""
+    out = []
+    for p in paths:
+        if not p.is_file() or p.stat().st_size > SEED_LIMIT:
+            continue
+        refs = (p.parent / os.path.basename(m) for m in _REFERENCE.findall(p.read_text(errors="replace")))
+        if any(r.is_file() and r.stat().st_size > 256_000 for r in refs):
+            continue
+        out.append(p)
+    return sorted(out)
 
 
 def _height_text(path):
@@ -136,6 +150,43 @@ end_header
 """
 
 
+def _spec_xml_blocks() -> list:
+    """The XML examples (``.. code-block:: xml``) of the RaiSim documents, as generated seeds."""
+    seeds = []
+    for doc in sorted((CORPUS / "specs").rglob("*.rst")) if CORPUS.exists() else ():
+        lines = doc.read_text(errors="replace").splitlines()
+        for i, line in enumerate(lines):
+            if line.strip() != ".. code-block:: xml":
+                continue
+            block = []
+            for body in lines[i + 1:]:
+                if body.strip() and not body.startswith((" ", "\t")):
+                    break
+                block.append(body[4:] if body.startswith("    ") else body.strip())
+            text = "\n".join(block).strip() + "\n"
+            if "<raisim" in text:
+                seeds.append((f"spec_{doc.stem}_{i}.xml", text.encode()))
+    return seeds
+
+
+def _converted(paths, fmt: str, suffix: str) -> list:
+    """Corpus scenes written by our writer in another format: more seeds for a format with few files."""
+    import tempfile as _tempfile
+
+    from rscene_addon.formats import registry
+    seeds = []
+    with _tempfile.TemporaryDirectory() as folder:
+        for path in paths:
+            try:
+                scene = registry.read_scene(str(path))
+                out = os.path.join(folder, path.stem.split(".")[0] + suffix)
+                registry.write_scene(scene, out, fmt)
+                seeds.append((f"converted_{path.stem.split('.')[0]}{suffix}", Path(out).read_bytes()))
+            except Exception:  # noqa: BLE001 - a seed that does not convert is simply not used
+                continue
+    return seeds
+
+
 def readers() -> dict[str, Reader]:
     """Every reader under fuzz, by name."""
     c = CORPUS
@@ -145,6 +196,8 @@ def readers() -> dict[str, Reader]:
     mjcf = _small(list((c / "mjcf").rglob("*.xml")))
     airsim = _small(p for p in (c / "airsim").rglob("*.jsonc") if '"actors"' in p.read_text(errors="replace"))
     coppelia = _small(list(DATA.glob("*.simscene.xml")) + list(DATA.glob("*.simmodel.xml")))
+    coppelia += _converted(rscene[:3] + raisim[:4], "coppelia_xml", ".simscene.xml")
+    raisim = raisim + _spec_xml_blocks()
     rasset = _small(list(c.rglob("*.rasset")))
     height = _small(list(c.rglob("heightMap*.txt")))
     table = [
