@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import time
 
 from ..render.outputs import parse_chunk
 from ..sensors.frame_chunks import chunk as take_chunk
@@ -62,10 +61,11 @@ def run_dataset(job_path: str, out_dir: str, workers: int = 1, ray_address: str 
                 resume: bool = False, print_fn=print, chunk: str | None = None) -> int:
     try:
         part = parse_chunk(chunk)
-        job = load_job(job_path)
     except ValueError as exc:
         print_fn(f"error: --chunk: {exc}")
         return 1
+    try:
+        job = load_job(job_path)
     except JobError as exc:
         print_fn(f"error: {len(exc.problems)} problem(s) in the job")
         for problem in exc.problems:
@@ -104,7 +104,7 @@ def run_dataset(job_path: str, out_dir: str, workers: int = 1, ray_address: str 
     by_id = {u.id: u for u in pending}
     needed = {u.bake.key for u in pending}
     bake_by_key = {b.key: b for b in bakes if b.key in needed}
-    stats = {"rss_mb": [], "started": time.time()}
+    stats: dict = {"rss_mb": []}
 
     def unit_done(unit, reply) -> None:
         if "rss_mb" in reply:
@@ -120,9 +120,9 @@ def run_dataset(job_path: str, out_dir: str, workers: int = 1, ray_address: str 
     status = 0
     try:
         if pending and ray_address is not None:
-            _run_ray(job, store, bake_by_key, pending, by_id, ray_address, failures, unit_done, print_fn)
+            _run_ray(job, store, bake_by_key, pending, by_id, ray_address, unit_done, print_fn)
         elif pending:
-            _run_local(job, store, bake_by_key, pending, by_id, workers, failures, unit_done, print_fn, stats)
+            _run_local(job, store, bake_by_key, pending, by_id, workers, unit_done, print_fn, stats)
     except KeyboardInterrupt:
         print_fn("cancelled: complete units are kept, --resume (or a rerun) makes the rest")
         status = 130
@@ -145,7 +145,7 @@ def run_dataset(job_path: str, out_dir: str, workers: int = 1, ray_address: str 
     return 0 if manifest["complete"] else 1
 
 
-def _run_local(job, store, bake_by_key, pending, by_id, workers, failures, unit_done, print_fn, stats) -> None:
+def _run_local(job, store, bake_by_key, pending, by_id, workers, unit_done, print_fn, stats) -> None:
     from .local_pool import LocalPool
     pool = LocalPool(workers, job.units_per_process, os.path.join(store.root, "logs"), job.retries)
     bake_errors: dict = {}
@@ -175,14 +175,12 @@ def _run_local(job, store, bake_by_key, pending, by_id, workers, failures, unit_
         stats["processes"] = pool.started
 
 
-def _run_ray(job, store, bake_by_key, pending, by_id, address, failures, unit_done, print_fn) -> None:
+def _run_ray(job, store, bake_by_key, pending, by_id, address, unit_done, print_fn) -> None:
     from .ray_runner import run_on_ray
-    bake_errors: dict = {}
 
     def done(key, reply):
-        if key in bake_by_key:
+        if key in bake_by_key:  # a failed bake's units fail with its error (ray_runner.unit_task)
             if not reply.get("ok"):
-                bake_errors[key] = reply.get("error")
                 print_fn(f"bake of {key} failed: {_first_line(reply.get('error'))}")
             return
         unit = by_id[key]
