@@ -35,11 +35,13 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - the project needs 3.11, kept for clarity
     tomllib = None
 
+from ..render.plan import PRODUCTS as RENDER_PRODUCTS
+from ..render.plan import parse_products
 from ..sensors.frame_chunks import parse_frame_range
 
 __all__ = ["Job", "JobError", "JobScene", "PRODUCTS", "Variation", "load_job", "parse_job"]
 
-PRODUCTS = ("rgb", "depth", "segmentation", "normal", "cryptomatte", "lidar", "imu")
+PRODUCTS = tuple(sorted(RENDER_PRODUCTS))  # what the render command makes (one list: render.plan)
 SCENE_SUFFIXES = (".rscene", ".xml", ".jsonc", ".json", ".blend")
 TOP_KEYS = {"scenes", "frames", "chunk", "fps", "substeps", "samples", "device", "sensors", "products",
             "variations", "units_per_process", "retries", "ray", "rgb_bits", "denoise", "cryptomatte",
@@ -250,8 +252,10 @@ def parse_job(data: dict, path: str) -> Job:
     sensors = check.strings(data, "sensors")
     products = check.strings(data, "products")
     for name in products:
-        if name not in PRODUCTS:
-            check.error("products", f"unknown product {name!r} (known: {', '.join(PRODUCTS)})")
+        try:
+            parse_products([name])  # aliases (ids, normals, nocs, ...) as the render command takes them
+        except ValueError as exc:
+            check.error("products", str(exc))
     units_per_process = check.integer(data, "units_per_process", 20, 1)
     threads = check.integer(data, "threads", None, 1)
     retries = check.integer(data, "retries", 2, 0)

@@ -113,3 +113,15 @@ def test_missing_required_keys_and_bad_toml(tmp_path):
     with pytest.raises(JobError) as info:
         load_job(tmp_path / "absent.toml")
     assert info.value.problems[0].startswith("absent.toml: cannot read:")
+
+
+def test_products_are_the_render_commands_own(tmp_path):
+    """A job asks for any product the render command makes (ground truth and aliases included); an
+    unknown one is reported against the products key."""
+    scenes(tmp_path, "s.rscene")
+    job = load_job(write(tmp_path, 'scenes = "s.rscene"\nframes = 2\n'
+                                   'products = ["rgb", "flow", "object_coords", "amodal", "ids", "bop"]\n'))
+    assert list(job.products) == ["rgb", "flow", "object_coords", "amodal", "ids", "bop"]
+    with pytest.raises(JobError) as info:
+        load_job(write(tmp_path, 'scenes = "s.rscene"\nframes = 2\nproducts = ["rgb", "x-ray"]\n', "bad.toml"))
+    assert "bad.toml" in str(info.value) and "products" in str(info.value) and "x-ray" in str(info.value)
