@@ -12,6 +12,11 @@ One ``step()``:
 6. positions and orientations integrate; islands that stayed quiet fall asleep;
 7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
 
+Backends (``backend=``, see ``sim.kernels``): ``numpy`` is the reference; ``numba`` runs the candidate
+pairs, box-box and box-plane contacts, contact rows, warm starting, the sweeps and the integration as
+compiled kernels, the same rules, with one difference: its Gauss-Seidel sweep visits the rows one by one
+in contact order instead of by colour, so the two agree to the solver's tolerance, not to the bit.
+
 Interpretations and simplifications (RaiSim's own solver is not public):
 
 * ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
