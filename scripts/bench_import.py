@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import bpy  # noqa: E402
 
 import rscene_addon  # noqa: E402
-from rscene_addon.blender.build import import_scene_file  # noqa: E402
+from rscene_addon.blender.scene_import import import_scene_file  # noqa: E402
 
 
 def generate(path: str, count: int) -> None:

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from rscene_addon.sim import World  # noqa: E402
 from rscene_addon.sim.broadphase import candidate_pairs, compute_aabbs  # noqa: E402
 from rscene_addon.sim.mathutil import quat_integrate, quat_multiply, quat_to_matrix  # noqa: E402
-from rscene_addon.sim.scenes import ground, header, obj, scene_from  # noqa: E402
+from tests.scenes import ground, header, obj, scene_from  # noqa: E402
 
 def boxes_scene(n: int, dt: float, sleeping: bool, spacing: float = 0.8, seed: int = 1):
     """n tumbling 0.3 m boxes over the ground, on a grid ``spacing`` apart, at seven drop heights."""

@@ -40,7 +40,7 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-bench-user-"))
 
 from rscene_addon.sim import simulate  # noqa: E402
-from rscene_addon.sim.scenes import ground, header, obj  # noqa: E402
+from tests.scenes import ground, header, obj  # noqa: E402
 
 FPS = 60
 SUBSTEPS = 4  # dt = 1/240
@@ -203,7 +203,7 @@ def run_mujoco(mujoco, n: int, frames: int):
 def bench_bake(tr, n: int):
     import bpy
     import rscene_addon
-    from rscene_addon.blender import bake, build
+    from rscene_addon.blender import bake, scene_import
     bpy.ops.wm.read_factory_settings(use_empty=True)
     if not hasattr(bpy.types.Object, "rscene"):
         rscene_addon.register()
@@ -211,7 +211,7 @@ def bench_bake(tr, n: int):
         path = os.path.join(tmp, "pile.rscene")
         with open(path, "w") as fh:
             fh.write(scene_text(n))
-        build.import_scene_file(path, bpy.context.scene)
+        scene_import.import_scene_file(path, bpy.context.scene)
     scene = bpy.context.scene
     objects = bake.nodes_by_path(scene)
     frames = 1 + np.arange(len(tr.time), dtype=np.float32)

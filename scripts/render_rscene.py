@@ -15,7 +15,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from rscene_addon.render.cli import main  # noqa: E402
+from rscene_addon.commands.render_job import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -8,10 +8,10 @@ clearly named placeholder and a warning.
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 
 import bpy
 
+from ..scene_geometry.mesh_files import Rasset, read_rasset
 from . import conventions as cv
 
 IMPORTERS = {
@@ -26,27 +26,6 @@ IMPORTERS = {
     ".usdc": lambda p: bpy.ops.wm.usd_import(filepath=p),
     ".usdz": lambda p: bpy.ops.wm.usd_import(filepath=p),
 }
-
-
-def read_rasset(path: str) -> dict:
-    """Parse a ``.rasset`` descriptor: {'visual': path or '', 'collisions': [dict, ...]} (paths absolute)."""
-    root = ET.parse(path).getroot()
-    folder = os.path.dirname(path)
-    visual = root.find("visual")
-    result = {"visual": os.path.join(folder, visual.get("file")) if visual is not None and visual.get("file") else "",
-              "collisions": []}
-    for node in root.findall("collision"):
-        def numbers(key, default):
-            text = node.get(key)
-            return tuple(float(v) for v in text.split()) if text else default
-        shape = {"type": node.get("type", "box").lower(), "size": numbers("size", (1.0, 1.0, 1.0)),
-                 "radius": float(node.get("radius", 0.5)), "height": float(node.get("height", 1.0)),
-                 "position": numbers("position", (0.0, 0.0, 0.0)),
-                 "quaternion": numbers("quaternion", (1.0, 0.0, 0.0, 0.0))}
-        if node.get("file"):
-            shape["file"] = os.path.join(folder, node.get("file"))
-        result["collisions"].append(shape)
-    return result
 
 
 class AssetLibrary:
@@ -70,11 +49,11 @@ class AssetLibrary:
         if path.lower().endswith(".rasset") and os.path.exists(path):
             try:
                 descriptor = read_rasset(path)
-            except (ET.ParseError, ValueError) as exc:
+            except (OSError, ValueError) as exc:
                 self.warn(f"{record.path}: cannot read {ref}: {exc}")
-                descriptor = {"visual": "", "collisions": []}
-            self._instance(ob, descriptor["visual"], record, placeholders)
-            for i, shape in enumerate(descriptor["collisions"]):
+                descriptor = Rasset("", [])
+            self._instance(ob, descriptor.visual, record, placeholders)
+            for i, shape in enumerate(descriptor.shapes):
                 self._collision_child(ob, record, i, shape, primitives)
             return
         self._instance(ob, path, record, placeholders, ref)
@@ -120,21 +99,21 @@ class AssetLibrary:
         return collection
 
     def _collision_child(self, ob, record, index, shape, primitives) -> None:
-        kind = shape["type"]
+        kind = shape.type
         scale = (1.0, 1.0, 1.0)
         if kind == "box":
-            data, scale = primitives.get("box"), shape["size"]
+            data, scale = primitives.get("box"), shape.size
         elif kind == "sphere":
-            data = primitives.get("sphere", shape["radius"])
+            data = primitives.get("sphere", shape.radius)
         elif kind in ("cylinder", "capsule"):
-            data = primitives.get(kind, shape["radius"], shape["height"])
+            data = primitives.get(kind, shape.radius, shape.height)
         else:
             data = None  # convex_mesh: shown as its bounds via an empty
         child = bpy.data.objects.new(f"{os.path.basename(record.path)} collision {index}", data)
         child.parent = ob
-        child.location = shape["position"]
+        child.location = shape.position
         child.rotation_mode = "QUATERNION"
-        child.rotation_quaternion = cv.normalized_quat(shape["quaternion"])
+        child.rotation_quaternion = cv.normalized_quat(shape.quaternion)
         child.scale = scale
         child.display_type = "WIRE"
         child.hide_render = True

@@ -11,7 +11,7 @@ import os
 import bpy
 import numpy as np
 
-from .assets import read_rasset
+from ..scene_geometry.mesh_files import read_rasset
 from .materials import assign_object_material
 from .meshes import mesh_from_arrays
 
@@ -77,7 +77,11 @@ def build_instances(builder, record):
         ref = record.get("meshPath")
         path = builder.scene.resolve(ref) if ref else ""
         if path.lower().endswith(".rasset"):
-            path = read_rasset(path)["visual"] if os.path.exists(path) else path
+            try:
+                path = read_rasset(path).visual if os.path.exists(path) else path
+            except (OSError, ValueError) as exc:
+                builder.warn(f"{record.path}: cannot read {ref}: {exc}")
+                path = ""
         collection = builder.assets.load(path) if path else None
         if collection is None:
             builder.warn(f"{record.path}: instanced mesh {ref!r} not found: drawing boxes")

@@ -1,6 +1,6 @@
 """``articulated`` records as Blender objects: one empty per link, posed by forward kinematics.
 
-``build_robot(builder, record)`` loads the robot the record names (``robots.scene_io``), makes a root empty
+``build_robot(builder, record)`` loads the robot the record names (``formats.robot_files``), makes a root empty
 at the record's position/quaternion (it carries ``ob.rscene``) and, under it, one empty per link parented
 in the link hierarchy. A link's visual geometry hangs under its empty (primitives from the builder's
 PrimitiveCache, mesh files as collection instances through ``builder.assets.load``, colors as materials);
@@ -22,9 +22,10 @@ import numpy as np
 from mathutils import Matrix
 
 from ..model import FormatError
-from ..robots import scene_io
+from ..formats.robot_files import read_robot_file
+from ..scene_geometry.robot_files import robot_source
 from ..robots.kinematics import joint_motion
-from ..robots.model import Robot
+from ..robots.robot import Robot
 from ..base.spatial import homogeneous, quat_to_matrix
 from . import conventions as cv
 from .materials import assign_object_material, new_material
@@ -49,29 +50,15 @@ def _load(path: str, res_dir: str, order) -> Robot:
     hit = _ROBOTS.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    robot = scene_io.read_robot_file(path, res_dir, list(order) if order else None)
+    robot = read_robot_file(path, res_dir, list(order) if order else None)
     _ROBOTS[key] = (stamp, robot)
     return robot
 
 
 def _record_robot(scene, record) -> tuple[Robot, str, str, list]:
     """The Robot of a record, with the file, resource directory and joint order it was read with."""
-    rid = str(record.get("resourceId", "") or "")
-    resource = next((r for r in scene.of("articulated_resource") if rid and (r.id == rid or r.get("name") == rid)),
-                    None)
-
-    def text(rec, name):
-        return str(rec.get(name, "") or "") if rec is not None else ""
-
-    source = text(record, "sourcePath") or text(resource, "sourcePath")
-    if not source:
-        scene_io.robot_for_record(scene, record)  # raises the FormatError that explains it
-    path = scene.resolve(source)
-    res_dir = text(record, "resourceDirectory") or text(resource, "resourceDirectory")
-    res_dir = scene.resolve(res_dir) if res_dir else ""
-    order = [str(n) for n in (record.get("jointOrder", None) or ())]
-    if not order and resource is not None:
-        order = [str(n) for n in (resource.get("jointOrder", None) or ())]
+    source = robot_source(scene, record)
+    path, res_dir, order = source.path, source.resource_directory, list(source.joint_order)
     return _load(path, res_dir, order), path, res_dir, order
 
 

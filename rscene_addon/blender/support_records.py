@@ -23,28 +23,26 @@ Choices where the format is silent:
 """
 from __future__ import annotations
 
-import math
 import os
 
 import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
+from ..scene_geometry.cloth_mesh import cloth_mesh
+from ..scene_geometry.particles import granular_particles
 from . import compat
 from . import conventions as cv
 from . import meshes
 from .materials import assign_object_material
 
-__all__ = ["SUPPORTED", "build_support_record", "probe_type", "box_fill", "read_obj", "POINT_COLOR",
-           "POINT_SIZE_TO_RADIUS"]
+__all__ = ["SUPPORTED", "build_support_record", "probe_type", "POINT_COLOR", "POINT_SIZE_TO_RADIUS"]
 
 POINT_SIZE_TO_RADIUS = 0.002  # metres of sphere radius per rayrai point-size pixel (2.5 px -> 5 mm)
 CAMERA_KINDS = {"rgb", "depth", "rgb_depth", "segmentation", "rgbd", "normal", "normals", "camera",
                 "instance", "semantic", "stereo", "thermal", "event"}
 # Cycles does not find a point attribute named "color" (measured, 4.5 and 5.0): use another name
 POINT_COLOR = "point_color"
-CLOTH_SIZE = 1.0
-MAX_GRID_SIDE = 257
 
 
 def _name(record) -> str:
@@ -322,36 +320,12 @@ def build_point_cloud(builder, record):
     return ob
 
 
-def box_fill(box_min, box_max, spacing: float, max_particles: int) -> np.ndarray:
-    """Grid points from ``box_min`` to ``box_max`` (inclusive, within float noise) by ``spacing``,
-    x fastest, at most ``max_particles`` (<= 0: no limit)."""
-    lo, hi = np.asarray(box_min, dtype=float), np.asarray(box_max, dtype=float)
-    if spacing <= 0 or np.any(hi < lo):
-        return np.zeros((0, 3))
-    counts = np.floor((hi - lo) / spacing + 1e-6).astype(int) + 1
-    if max_particles > 0 and int(np.prod(counts)) > 10 * max_particles:
-        counts = np.minimum(counts, int(math.ceil(max_particles ** (1 / 3))) + 1)
-    axes = [lo[i] + spacing * np.arange(counts[i]) for i in range(3)]
-    Z, Y, X = np.meshgrid(axes[2], axes[1], axes[0], indexing="ij")
-    points = np.stack([X.ravel(), Y.ravel(), Z.ravel()], axis=1)
-    return points[:max_particles] if max_particles > 0 else points
-
-
-def granular_positions(record) -> tuple[np.ndarray, np.ndarray]:
-    """(positions (N,3) in the record's frame, radii (N,))."""
-    positions = np.asarray(record.get("positions"), dtype=float).reshape(-1, 3)
-    if not len(positions):
-        positions = box_fill(record.get("boxMin"), record.get("boxMax"), float(record.get("spacing")),
-                             int(record.get("maxParticles")))
-    radii = np.asarray(record.get("radii"), dtype=float).ravel()
-    if len(radii) != len(positions):
-        radii = np.full(len(positions), float(record.get("radius")))
-    return positions, radii
-
-
 def build_granular(builder, record):
-    positions, radii = granular_positions(record)
-    ob = _point_object(builder, record, positions, radii, None)
+    """The particles the simulator simulates (:mod:`rscene_addon.scene_geometry.particles`), in the record's frame."""
+    layout = granular_particles(record)
+    for warning in layout.warnings:
+        builder.warn(warning)
+    ob = _point_object(builder, record, layout.positions, layout.radii, None)
     _place(ob, record)
     ob.scale = tuple(record.get("scale"))
     _hide_if_disabled(ob, record, "visible")
@@ -361,57 +335,20 @@ def build_granular(builder, record):
 # -- deformable ------------------------------------------------------------------------------------------
 
 
-def read_obj(path: str) -> tuple[np.ndarray, list]:
-    """Vertices and faces of a Wavefront OBJ, in file order (1-based or negative indices)."""
-    verts, faces = [], []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            parts = line.split()
-            if not parts:
-                continue
-            if parts[0] == "v" and len(parts) >= 4:
-                verts.append(tuple(float(v) for v in parts[1:4]))
-            elif parts[0] == "f" and len(parts) >= 4:
-                face = []
-                for token in parts[1:]:
-                    index = int(token.split("/")[0])
-                    face.append(index - 1 if index > 0 else len(verts) + index)
-                faces.append(face)
-    return np.asarray(verts, dtype=float).reshape(-1, 3), faces
-
-
-def cloth_grid(spacing: float, size: float = CLOTH_SIZE) -> tuple[np.ndarray, np.ndarray]:
-    side = int(round(size / spacing)) + 1 if spacing > 0 else 2
-    side = min(max(side, 2), MAX_GRID_SIDE)
-    return meshes.grid_geometry(side, side, size, size, None)
-
-
 def build_deformable(builder, record):
-    ref = record.get("meshPath") or ""
-    path = builder.scene.resolve(ref) if ref else ""
-    verts = faces = None
-    if path and os.path.exists(path) and path.lower().endswith(".obj"):
-        try:
-            verts, faces = read_obj(path)
-        except (OSError, ValueError) as exc:
-            builder.warn(f"{record.path}: cannot read {ref}: {exc}")
-            verts = faces = None
-    elif ref:
-        builder.warn(f"{record.path}: deformable mesh {ref!r} not found or not .obj: using a cloth grid")
-    if verts is None or not len(verts):
-        verts, faces = cloth_grid(float(record.get("particleSpacing")))
-    mesh = meshes.mesh_from_arrays(_name(record), verts, faces)
+    """The cloth the simulator simulates (:mod:`rscene_addon.scene_geometry.cloth_mesh`): same vertices in the
+    same order, so the "pinned" vertex group holds the vertices the simulator pins."""
+    cloth = cloth_mesh(record, builder.scene.resolve)
+    for warning in cloth.warnings:
+        builder.warn(warning)
+    mesh = meshes.mesh_from_arrays(_name(record), cloth.vertices, cloth.faces)
     ob = builder.new_object(record, mesh)
     _place(ob, record)
     ob.scale = tuple(record.get("scale"))
     assign_object_material(ob, builder.material(record.get("material")))
-    pinned = [int(i) for i in np.asarray(record.get("pinnedVertices")).ravel()]
-    valid = sorted({i for i in pinned if 0 <= i < len(mesh.vertices)})
-    if len(valid) != len(set(pinned)):
-        builder.warn(f"{record.path}: {len(set(pinned)) - len(valid)} pinned vertices are out of range")
     group = ob.vertex_groups.new(name="pinned")
-    if valid:
-        group.add(valid, 1.0, "REPLACE")
+    if len(cloth.pinned):
+        group.add(cloth.pinned.tolist(), 1.0, "REPLACE")
     ob["rscene_deformable_kind"] = str(record.get("kind"))
     _hide_if_disabled(ob, record, "visible")
     return ob

@@ -70,13 +70,13 @@ def bake_task(task: dict) -> dict:
 def _local_bake(bake: dict) -> str:
     """This node's copy of a bake (written once per node from the object store's bytes)."""
     from .execute import BLEND_NAME
-    from .store import publish, read_json, scratch_beside
+    from .store import publish_bake, read_json, scratch_beside
     folder = os.path.join(scratch_root(), "bakes", bake["fingerprint"])
     record = read_json(os.path.join(folder, "bake.json"))
     if not (isinstance(record, dict) and record.get("fingerprint") == bake["fingerprint"]):
         scratch = scratch_beside(folder)
         write_tree(bake["files"], scratch)
-        publish(scratch, folder)
+        publish_bake(scratch, folder, bake["fingerprint"])
     return os.path.join(folder, BLEND_NAME)
 
 

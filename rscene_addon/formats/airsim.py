@@ -67,6 +67,16 @@ def segmentation_id(name: str) -> int:
     return (5 + sum(ord(c) for c in name.lower() if "a" <= c <= "z")) % 256
 
 
+def _finite(value) -> float:
+    """A JSON number (or numeric text) that is finite; TypeError/ValueError otherwise."""
+    if isinstance(value, bool):
+        raise TypeError("a flag is not a number")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not finite")
+    return number
+
+
 class _Reader:
     def __init__(self, path: str):
         self.path = path
@@ -183,8 +193,8 @@ class _Reader:
         home = data.get("home-geo-point")
         if isinstance(home, dict):
             try:
-                self.home = (float(home.get("latitude", DEFAULT_HOME[0])), float(home.get("longitude", DEFAULT_HOME[1])),
-                             float(home.get("altitude", DEFAULT_HOME[2])))
+                self.home = tuple(_finite(home.get(key, default)) for key, default in
+                                  zip(("latitude", "longitude", "altitude"), DEFAULT_HOME))
             except (TypeError, ValueError):
                 self.error(home, "home-geo-point latitude, longitude and altitude must be numbers")
         world = new_record("group", path="/World")
@@ -406,7 +416,7 @@ class _Reader:
             if isinstance(first.get("fov-degrees"), (int, float)):
                 values["horizontalFov"] = float(first["fov-degrees"])
             interval = sensor.get("capture-interval")
-            if isinstance(interval, (int, float)) and interval > 0:
+            if isinstance(interval, (int, float)) and interval > 0 and math.isfinite(1.0 / interval):
                 values["updateRate"] = 1.0 / float(interval)
             image_types = [str(c.get("image-type")) for c in enabled if "image-type" in c]
         elif kind_raw == "lidar":
@@ -422,8 +432,10 @@ class _Reader:
                 values["lidarVerticalFov"] = float(upper) - float(lower)
             if isinstance(rate, (int, float)) and rate > 0:
                 values["updateRate"] = float(rate)
-                if isinstance(pps, (int, float)) and isinstance(channels, int) and channels > 0:
-                    values["lidarSamples"] = int(round(pps / rate / channels))
+                samples = pps / rate / channels if isinstance(pps, (int, float)) and isinstance(channels, int) \
+                    and channels > 0 else None
+                if samples is not None and math.isfinite(samples):
+                    values["lidarSamples"] = int(round(samples))
         path = self.paths.take(sanitize_name(sid, "sensor"), actor_path)
         record = new_record("sensor", path=path, kind=kind, parent=actor_record.id, position=local[0],
                             quaternion=local[1])

@@ -77,10 +77,47 @@ def _decoder(text: str) -> json.JSONDecoder:
         value.line = line_of(start)
         return value, end
 
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_parse_int)
     decoder.parse_object = parse_object
     decoder.scan_once = json.scanner.py_make_scanner(decoder)
     return decoder
+
+
+class _IntTooLong(ValueError):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    if len(text) > 40:  # far beyond 64 bits; Python's int() refuses 4300+ digits with an internal message
+        raise _IntTooLong(text)
+    return int(text)
+
+
+MAX_DEPTH = 64  # nesting of objects and arrays; real scene configs nest less than 10 deep
+
+
+def _too_deep_line(text: str) -> int:
+    """The line where nesting first passes MAX_DEPTH (strings skipped), for the error message."""
+    depth, line, in_string, escaped = 0, 1, False, False
+    for c in text:
+        if c == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif c in "]}":
+            depth -= 1
+    return 0
 
 
 class _LineIndex:
@@ -101,25 +138,48 @@ def loads(text: str, path: str = "<string>"):
         value = _decoder(clean).decode(clean)
     except json.JSONDecodeError as exc:
         raise FormatError(Diagnostic(path, exc.lineno, "", f"JSON syntax error: {exc.msg} (column {exc.colno})")) from None
+    except _IntTooLong as exc:
+        line = _LineIndex(clean)(clean.find(str(exc)))
+        raise FormatError(Diagnostic(path, line, "", f"integer of {len(str(exc))} digits is out of range")) from None
     except RecursionError:
-        raise FormatError(Diagnostic(path, 0, "", "JSON nested too deeply")) from None
-    _check_numbers(value, path, 1)
+        line = _too_deep_line(clean)
+        raise FormatError(Diagnostic(path, line, "", f"objects and arrays nested deeper than {MAX_DEPTH} levels")) from None
+    _check_values(value, path)
     return value
 
 
-def _check_numbers(value, path: str, line: int) -> None:
-    """Reject NaN, infinities and integers beyond 64 bits (Python's json accepts them)."""
-    if isinstance(value, dict):
-        line = getattr(value, "line", line) or line
-        for item in value.values():
-            _check_numbers(item, path, line)
-    elif isinstance(value, list):
-        for item in value:
-            _check_numbers(item, path, line)
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise FormatError(Diagnostic(path, line, "", f"number {value!r} is not finite"))
-    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
-        raise FormatError(Diagnostic(path, line, "", f"integer {value} is out of range"))
+def _check_values(value, path: str) -> None:
+    """Reject NaN, infinities, integers beyond 64 bits (Python's json accepts them), strings holding lone
+    surrogates (``"\\ud800"``: not text) and nesting deeper than MAX_DEPTH. No recursion."""
+    stack = [(value, 1, 1)]
+    while stack:
+        value, line, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise FormatError(Diagnostic(path, line, "", f"objects and arrays nested deeper than {MAX_DEPTH} levels"))
+            if isinstance(value, dict):
+                line = getattr(value, "line", line) or line
+                for key, item in value.items():
+                    _check_text(key, path, line)
+                    stack.append((item, line, depth + 1))
+            else:
+                stack.extend((item, line, depth + 1) for item in value)
+        elif isinstance(value, str):
+            _check_text(value, path, line)
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise FormatError(Diagnostic(path, line, "", f"number {value!r} is not finite"))
+        elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+            raise FormatError(Diagnostic(path, line, "", f"integer {value} is out of range"))
+
+
+def _check_text(text: str, path: str, line: int) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FormatError(Diagnostic(path, line, "", f"string {text[:40]!r} holds a lone surrogate "
+                                     f"(\\u{ord(text[exc.start]):04x}), which is not text")) from None
 
 
 def load(path: str):

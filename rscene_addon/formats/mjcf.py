@@ -1,4 +1,4 @@
-"""MJCF (MuJoCo XML) reader for the subset RaiSim's experimental reader supports, into a ``robots.model.Robot``.
+"""MJCF (MuJoCo XML) reader for the subset RaiSim's experimental reader supports, into a ``robots.robot.Robot``.
 
 Supported: ``<compiler angle eulerseq meshdir coordinate="local">``, ``<default>`` classes (nested, ``class`` /
 ``childclass``), ``<asset>`` meshes (file, scale) and materials (rgba), ``<worldbody>`` bodies (pos, quat,
@@ -25,7 +25,7 @@ import os
 import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene
-from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
+from ..robots.robot import Geometry, Inertial, Joint, Link, Material, Robot, Shape
 from ..base.spatial import axis_angle_matrix, homogeneous, matrix_to_quat, quat_to_matrix
 from . import xmltree
 from .urdf import parse_xml, parse_xml_file, scene_for_robot
@@ -339,6 +339,9 @@ class _Reader:
         def s(i, default=0.0):
             return float(size[i]) if len(size) > i else default
 
+        if kind in ("sphere", "capsule", "cylinder", "box", "ellipsoid") and (size[:3] < 0).any():
+            self.fail(node, f"size={attrs.get('size')!r}: a {kind} size cannot be negative")
+
         if kind == "sphere":
             geometry = Geometry("sphere", radius=s(0))
         elif kind in ("capsule", "cylinder"):
@@ -385,6 +388,8 @@ def _solid(g) -> tuple[float, np.ndarray] | None:
         # a cylinder plus two hemispheres (each a distance h/2 + 3r/8 from the centre to its own COM)
         r, h = g.radius, g.length
         v_cyl, v_sph = np.pi * r * r * h, 4.0 / 3.0 * np.pi * r ** 3
+        if not v_cyl + v_sph > 0:
+            return None
         f_cyl, f_sph = v_cyl / (v_cyl + v_sph), v_sph / (v_cyl + v_sph)
         perp = f_cyl * (3 * r * r + h * h) / 12 + f_sph * (0.4 * r * r + h * (2 * h + 3 * r) / 8)
         return v_cyl + v_sph, np.array([perp, perp, f_cyl * r * r / 2 + f_sph * 0.4 * r * r])

@@ -20,7 +20,9 @@ import numpy as np
 
 __all__ = ["PngError", "decode_grey", "encode_grey", "read_grey"]
 
-MAX_PIXELS = 64 * 2**20  # the largest height map RaiSim accepts
+# RaiSim accepts 64 Mi samples; a few kilobytes of PNG can claim that many (zeros compress well) and
+# decoding them here would take minutes and gigabytes. 16 Mi (4096 x 4096) is 14x the largest real one.
+MAX_PIXELS = 16 * 2**20
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 _ADAM7 = ((0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 4, 8), (0, 2, 4, 4), (2, 0, 2, 4), (0, 1, 2, 2), (1, 0, 1, 2))
@@ -39,7 +41,10 @@ def _chunks(data: bytes):
         body = data[pos + 8:pos + 8 + length]
         if len(body) != length:
             raise PngError(f"truncated {kind.decode('latin-1')} chunk")
-        crc, = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length] or b"\0\0\0\0")
+        crc_bytes = data[pos + 8 + length:pos + 12 + length]
+        if len(crc_bytes) != 4:
+            raise PngError(f"truncated {kind.decode('latin-1')} chunk")
+        crc, = struct.unpack(">I", crc_bytes)
         if zlib.crc32(kind + body) & 0xFFFFFFFF != crc:
             raise PngError(f"CRC mismatch in {kind.decode('latin-1')} chunk")
         yield kind, body
@@ -107,10 +112,14 @@ def decode_grey(data: bytes) -> np.ndarray:
     palette = None
     for kind, body in _chunks(data):
         if kind == b"IHDR":
+            if len(body) != 13:
+                raise PngError(f"IHDR chunk of {len(body)} bytes (13 expected)")
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
             idat.append(body)
         elif kind == b"PLTE":
+            if len(body) % 3 or not body:
+                raise PngError(f"PLTE chunk of {len(body)} bytes (a multiple of 3 expected)")
             palette = np.frombuffer(body, dtype=np.uint8).reshape(-1, 3)
     if header is None:
         raise PngError("missing IHDR chunk")
@@ -121,8 +130,11 @@ def decode_grey(data: bytes) -> np.ndarray:
         raise PngError("empty image")
     if width * height > MAX_PIXELS:
         raise PngError(f"image of {width} x {height} pixels is larger than {MAX_PIXELS} pixels")
+    # at most what the image needs (interlaced passes add a filter byte per row): a few bytes of
+    # compressed data cannot make us inflate gigabytes
+    needed = 2 * height * ((width * _CHANNELS[color] * depth + 7) // 8 + 1) + 1024
     try:
-        raw = zlib.decompress(b"".join(idat))
+        raw = zlib.decompressobj().decompress(b"".join(idat), needed)
     except zlib.error as exc:
         raise PngError(f"corrupt image data: {exc}") from None
     channels = _CHANNELS[color]

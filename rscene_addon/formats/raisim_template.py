@@ -26,11 +26,20 @@ import re
 
 from ..model import Diagnostic, FormatError
 from .xml_expr import ExprError, expand_braces, format_number
-from .xmltree import Node, parse_file
+from .xmltree import MAX_DEPTH, Node, parse_file
 
-__all__ = ["MAX_ITERATIONS", "expand", "this_dir"]
+__all__ = ["MAX_ELEMENTS", "MAX_INCLUDE_DEPTH", "MAX_ITERATIONS", "expand", "this_dir"]
 
-MAX_ITERATIONS = 1_000_000  # total array iterations per file, against runaway loops
+# What a small file may make us build, checked before the work starts (real templated worlds unroll tens
+# to hundreds of elements and include one or two levels deep).
+MAX_ITERATIONS = 20_000  # array iterations per file
+MAX_ELEMENTS = 50_000  # elements made by array unrolling per file
+MAX_INCLUDE_DEPTH = 16
+MAX_VALUE_LENGTH = 65_536  # characters of a value after parameter substitution (parameters may nest)
+
+
+class _Runaway(ValueError):
+    pass
 _PARAM = re.compile(r"@@([A-Za-z_][A-Za-z0-9_]*)")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off"}
@@ -54,40 +63,55 @@ class _Expander:
         self.warnings = warnings
         self.undefined: set[str] = set()
         self.iterations = 0
+        self.elements = 0
+        self.over_limit = False  # once an array is refused, no more unrolling (one error, not thousands)
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
 
     # -- 1. includes ---------------------------------------------------------------------------------
 
-    def includes(self, node: Node, stack: tuple[str, ...]) -> None:
-        out: list[Node] = []
-        for child in node.children:
-            if child.tag != "include":
-                self.includes(child, stack)
-                out.append(child)
-                continue
-            ref = child.get("value") or child.get("file") or child.get("path")
-            if not ref:
-                self.error(child, "<include> needs a value attribute naming the file")
-                continue
-            ref = substitute_this_dir(self._substitute(ref, child, dict(self.user_params)), child)
-            target = ref if os.path.isabs(ref) else os.path.join(this_dir(child), ref)
-            target = os.path.normpath(target)
-            if target in stack:
-                self.error(child, f"include cycle: {target} includes itself")
-                continue
-            if not os.path.isfile(target):
-                self.error(child, f"included file not found: {target}")
-                continue
-            try:
-                included = parse_file(target)
-            except FormatError as exc:  # reported with the included file's own lines
-                self.errors.extend(exc.diagnostics)
-                continue
-            self.includes(included, stack + (target,))
-            out.extend(included.children)
-        node.children = out
+    def includes(self, root: Node, stack: tuple[str, ...]) -> None:
+        """Replace every ``<include>`` by the included root's children (no recursion: files nest files)."""
+        work = [(root, stack)]
+        while work:
+            node, node_stack = work.pop()
+            out: list[Node] = []
+            pending = [(child, node_stack) for child in reversed(node.children)]
+            while pending:
+                child, chain = pending.pop()
+                if child.tag != "include":
+                    out.append(child)
+                    work.append((child, chain))
+                    continue
+                included = self._include(child, chain)
+                if included is not None:
+                    target, tree = included
+                    pending.extend((c, chain + (target,)) for c in reversed(tree.children))
+            node.children = out
+
+    def _include(self, child: Node, stack: tuple[str, ...]) -> tuple[str, Node] | None:
+        ref = child.get("value") or child.get("file") or child.get("path")
+        if not ref:
+            self.error(child, "<include> needs a value attribute naming the file")
+            return None
+        ref = substitute_this_dir(self._substitute(ref, child, dict(self.user_params)), child)
+        target = ref if os.path.isabs(ref) else os.path.join(this_dir(child), ref)
+        target = os.path.normpath(target)
+        if target in stack:
+            self.error(child, f"include cycle: {target} includes itself")
+            return None
+        if len(stack) >= MAX_INCLUDE_DEPTH:
+            self.error(child, f"includes nested deeper than {MAX_INCLUDE_DEPTH} files")
+            return None
+        if not os.path.isfile(target):
+            self.error(child, f"included file not found: {target}")
+            return None
+        try:
+            return target, parse_file(target)
+        except FormatError as exc:  # reported with the included file's own lines
+            self.errors.extend(exc.diagnostics)
+            return None
 
     # -- 2. params ------------------------------------------------------------------------------------
 
@@ -123,6 +147,8 @@ class _Expander:
             token = "@@" + name
             if token in value:
                 value = value.replace(token, self._lookup(name, scope, depth) or "")
+                if len(value) > MAX_VALUE_LENGTH:
+                    raise _Runaway(f"parameters expand to more than {MAX_VALUE_LENGTH} characters")
                 if "@@" not in value:
                     break
         return value
@@ -130,7 +156,11 @@ class _Expander:
     def _substitute(self, value: str, node: Node, scope: dict[str, str], strict: bool = False) -> str:
         if "@@" not in value:
             return value
-        value = self._replace_known(value, scope)
+        try:
+            value = self._replace_known(value, scope)
+        except _Runaway as exc:
+            self.error(node, str(exc))
+            return ""
         if not strict or "@@" not in value:
             return value
 
@@ -185,13 +215,24 @@ class _Expander:
         if step == 0 or (step < 0 and start < end):
             self.error(array, f"<array> increment={step} never reaches end={end} from start={start}")
             return []
+        if self.over_limit:
+            return []
+        count = len(range(start, end, step))
+        body_size = sum(c.size() for c in array.children)
+        self.iterations += count
+        self.elements += count * body_size
+        self.over_limit = self.iterations > MAX_ITERATIONS or self.elements > MAX_ELEMENTS
+        if self.iterations > MAX_ITERATIONS:
+            self.error(array, f"<array> from {start} to {end} by {step} repeats {count} times: more than "
+                       f"{MAX_ITERATIONS} array iterations in one file")
+            return []
+        if self.elements > MAX_ELEMENTS:
+            self.error(array, f"<array> repeats {body_size} element(s) {count} times: more than "
+                       f"{MAX_ELEMENTS} elements made by arrays in one file")
+            return []
         result: list[Node] = []
         i = start
         while (i < end) if step > 0 else (i > end):
-            self.iterations += 1
-            if self.iterations > MAX_ITERATIONS:
-                self.error(array, f"more than {MAX_ITERATIONS} array iterations")
-                return result
             inner = dict(scope)
             inner[var] = str(i)
             body = Node(array.tag, {}, array.file, array.line)
@@ -247,10 +288,25 @@ class _Expander:
     def run(self, root: Node) -> Node:
         self.root = root
         self.includes(root, (os.path.normpath(os.path.abspath(root.file)),) if root.file else ())
+        if _depth(root) > MAX_DEPTH:  # includes nest files in files: keep every walk below the limit
+            self.error(root, f"elements nested deeper than {MAX_DEPTH} levels once includes are in place")
+            root.children = []
         self.collect_params(root)
         self.arrays(root, {})
+        if self.over_limit:  # the file is refused: reading half of its expansion would only cost time
+            root.children = []
+            return root
         self.finish(root)
         return root
+
+
+def _depth(root: Node) -> int:
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in node.children)
+    return deepest
 
 
 def expand(root: Node, params: dict[str, str] | None = None, errors: list[Diagnostic] | None = None,

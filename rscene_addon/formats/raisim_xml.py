@@ -585,9 +585,12 @@ class _Reader:
                 step_size=pa.number("step_size", default=0.0),
                 height_offset=pa.number("height_offset", default=0.0),
                 seed=pa.integer("seed", default=terrain_gen.MT_DEFAULT_SEED))
-            if xs < 2 or ys < 2 or props.fractal_octaves < 1 or not _sample_count_ok(xs, ys):
-                self.error(node, "a generated height map needs 2 to 16384 samples per axis (64 Mi in all) "
-                           "and at least 1 octave")
+            if xs < 2 or ys < 2 or not _sample_count_ok(xs, ys) or xs * ys > terrain_gen.MAX_GENERATED_SAMPLES:
+                self.error(node, f"a generated height map needs 2 to 16384 samples per axis and at most "
+                           f"{terrain_gen.MAX_GENERATED_SAMPLES} in all, got {xs} x {ys}")
+                return
+            if not 1 <= props.fractal_octaves <= terrain_gen.MAX_OCTAVES:
+                self.error(props_node, f"fractal_octaves={props.fractal_octaves}: 1 to {terrain_gen.MAX_OCTAVES}")
                 return
             heights = terrain_gen.generate(props)
             keys.update(heightSource="procedural", proceduralFrequency=props.frequency,

@@ -85,7 +85,8 @@ def detect(path: str) -> str:
     """'rscene', 'raisim_xml', 'coppelia_xml', 'airsim', 'mjcf' or 'urdf'. Raises FormatError otherwise."""
     head = read_source(path, _SNIFF_BYTES)
     fmt = detect_text(head, path)
-    if fmt is None and not head.strip():
+    if fmt is None and (not head.strip() or _by_extension(path) == "rscene"):
+        # an .rscene-named file that says nothing else: its reader names the line that lacks the header
         fmt = _by_extension(path)
     if fmt is None:
         raise FormatError(Diagnostic(path, 0, "", "unrecognised scene format: expected an .rscene scene, a RaiSim "

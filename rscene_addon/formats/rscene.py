@@ -45,7 +45,8 @@ def parse(text: str, path: str = "<string>") -> Scene:
 def _check_header(tokens: list[str], path: str, number: int) -> None:
     if tokens[0] != HEADER_TAG:
         raise FormatError(Diagnostic(path, number, tokens[0],
-                                     f"missing '{HEADER_TAG}' header: the first record is {tokens[0]!r}"))
+                                     f"expected the '{HEADER_TAG} N' header (N: the format version) before "
+                                     f"the first record, got {tokens[0]!r}"))
     if len(tokens) != 2:
         raise FormatError(Diagnostic(path, number, HEADER_TAG, "the header takes exactly one field, the version"))
     try:

@@ -124,6 +124,13 @@ def perlin(p: np.ndarray, x, y, z):
                      lerp(u, _grad(p[AB + 1], x, y - 1, z - 1), _grad(p[BB + 1], x - 1, y - 1, z - 1))))
 
 
+# What a few attributes may ask of the generator (checked by the reader before generating): real worlds
+# use tens to hundreds of samples per axis and 3-5 octaves; past ~30 octaves the noise is below a double's
+# precision anyway.
+MAX_GENERATED_SAMPLES = 4 * 2**20
+MAX_OCTAVES = 32
+
+
 @dataclass
 class TerrainProperties:
     """``raisim::TerrainProperties``, with RaiSim's defaults."""
@@ -173,5 +180,7 @@ def matches(props: TerrainProperties, heights) -> bool:
     heights = np.asarray(heights, dtype=np.float64)
     if heights.size != int(props.x_samples) * int(props.y_samples):
         return False
+    if not 1 <= int(props.fractal_octaves) <= MAX_OCTAVES or heights.size > MAX_GENERATED_SAMPLES:
+        return False  # not something the generator makes (and too costly to try)
     return bool(np.array_equal(generate(props), heights))
 

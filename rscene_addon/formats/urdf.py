@@ -1,4 +1,4 @@
-"""URDF reader: a ``robots.model.Robot`` from a ``<robot>`` file (RaiSim's dialect included).
+"""URDF reader: a ``robots.robot.Robot`` from a ``<robot>`` file (RaiSim's dialect included).
 
 Handles links (visual / collision geometry: box, cylinder, sphere, capsule, mesh with scale; origin xyz/rpy;
 materials by name or inline, rgba in 0..1 or 0..255; inertials), joints (fixed, revolute, continuous,
@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
-from ..robots.model import Geometry, Inertial, Joint, Link, Material, Robot, Shape
+from ..robots.robot import Geometry, Inertial, Joint, Link, Material, Robot, Shape
 from ..base.spatial import homogeneous, rpy_to_matrix
 from . import xmltree
 from .atomic import read_source

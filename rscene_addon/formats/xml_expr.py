@@ -13,13 +13,19 @@ Grammar (lowest precedence first)::
     atom    := number | name | name '(' [expr (',' expr)*] ')' | '(' expr ')'
 
 Numbers are decimal (``1``, ``.5``, ``2.5e-3``). ``%`` is C's ``fmod``. Results must be finite.
+An expression is at most ``MAX_LENGTH`` characters and nests (parentheses, signs) at most ``MAX_NESTING``
+deep: real templates use a few dozen characters and two or three levels.
 """
 from __future__ import annotations
 
 import math
 import re
 
-__all__ = ["CONSTANTS", "FUNCTIONS", "ExprError", "evaluate", "expand_braces", "format_number"]
+__all__ = ["CONSTANTS", "FUNCTIONS", "MAX_LENGTH", "MAX_NESTING", "ExprError", "evaluate", "expand_braces",
+           "format_number"]
+
+MAX_LENGTH = 2000
+MAX_NESTING = 64
 
 
 class ExprError(ValueError):
@@ -33,6 +39,8 @@ class ExprError(ValueError):
 
 def _checked(name, fn, arity):
     def call(*args):
+        if arity is None and not args:
+            raise ExprError(f"{name}() takes at least 1 argument")
         if arity is not None and len(args) not in (arity if isinstance(arity, tuple) else (arity,)):
             raise ExprError(f"{name}() takes {arity} argument(s), got {len(args)}")
         try:
@@ -61,8 +69,11 @@ _TOKEN = re.compile(r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<na
 
 class _Parser:
     def __init__(self, text: str, variables: dict[str, float] | None):
+        if len(text) > MAX_LENGTH:
+            raise ExprError(f"expression of {len(text)} characters is longer than {MAX_LENGTH}")
         self.text = text
         self.variables = variables or {}
+        self.depth = 0
         self.tokens: list[tuple[str, str, int]] = []
         pos = 0
         stripped = text.rstrip()
@@ -119,14 +130,24 @@ class _Parser:
             elif token[1] == "/":
                 value /= rhs
             else:
-                value = math.fmod(value, rhs)
+                try:
+                    value = math.fmod(value, rhs)
+                except ValueError:  # fmod(inf, x)
+                    raise ExprError("remainder of an infinite value", self.text, token[2]) from None
         return value
+
+    def nest(self, pos: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise ExprError(f"nested deeper than {MAX_NESTING} levels", self.text, pos)
 
     def unary(self) -> float:
         token = self.peek()
         if token is not None and token[0] == "op" and token[1] in "+-":
             self.take()
+            self.nest(token[2])
             value = self.unary()
+            self.depth -= 1
             return -value if token[1] == "-" else value
         return self.power()
 
@@ -135,7 +156,9 @@ class _Parser:
         token = self.peek()
         if token is not None and token[0] == "op" and token[1] == "^":
             self.take()
+            self.nest(token[2])
             exponent = self.unary()
+            self.depth -= 1
             try:
                 return float(math.pow(base, exponent))
             except (ValueError, OverflowError, ZeroDivisionError) as exc:
@@ -147,8 +170,10 @@ class _Parser:
         if kind == "num":
             return float(value)
         if kind == "op" and value == "(":
+            self.nest(pos)
             inner = self.expr()
             self.take(")")
+            self.depth -= 1
             return inner
         if kind == "name":
             token = self.peek()
@@ -157,6 +182,7 @@ class _Parser:
                 if fn is None:
                     raise ExprError(f"unknown function {value!r}", self.text, pos)
                 self.take("(")
+                self.nest(pos)
                 args = []
                 if self.peek() is not None and self.peek()[1] != ")":
                     args.append(self.expr())
@@ -164,6 +190,7 @@ class _Parser:
                         self.take(",")
                         args.append(self.expr())
                 self.take(")")
+                self.depth -= 1
                 try:
                     return fn(*args)
                 except ExprError as exc:

@@ -14,7 +14,11 @@ from xml.sax.saxutils import escape, quoteattr
 from ..model import Diagnostic, FormatError
 from .atomic import read_source
 
-__all__ = ["Node", "XmlWriter", "parse", "parse_file"]
+__all__ = ["MAX_DEPTH", "Node", "XmlWriter", "parse", "parse_file"]
+
+# Element nesting depth; real robot and world files stay under 15. Bounding it keeps every tree walk of the
+# readers far from Python's recursion limit.
+MAX_DEPTH = 128
 
 
 class Node:
@@ -44,16 +48,35 @@ class Node:
         return node.text.strip() if node is not None else default
 
     def iter(self) -> Iterator[Node]:
-        yield self
-        for child in self.children:
-            yield from child.iter()
+        """This node and every descendant, depth first in document order (no recursion)."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
 
     def copy(self) -> Node:
         """A deep copy (the template expander rewrites copies of a loop body)."""
-        node = Node(self.tag, self.attrib, self.file, self.line)
-        node.text = self.text
-        node.children = [c.copy() for c in self.children]
-        return node
+        top = Node(self.tag, self.attrib, self.file, self.line)
+        top.text = self.text
+        stack = [(self, top)]
+        while stack:
+            source, target = stack.pop()
+            for child in source.children:
+                node = Node(child.tag, child.attrib, child.file, child.line)
+                node.text = child.text
+                target.children.append(node)
+                stack.append((child, node))
+        return top
+
+    def size(self) -> int:
+        """The number of elements in this subtree."""
+        count, stack = 0, [self]
+        while stack:
+            node = stack.pop()
+            count += 1
+            stack.extend(node.children)
+        return count
 
     def where(self) -> str:
         return f"{self.file}:{self.line}"
@@ -90,6 +113,9 @@ def parse(text: str, path: str = "<string>") -> Node:
     texts: list[list[str]] = []
 
     def start(tag, attrs):
+        if len(stack) >= MAX_DEPTH:
+            raise FormatError(Diagnostic(path, parser.CurrentLineNumber, tag,
+                                         f"elements nested deeper than {MAX_DEPTH} levels"))
         node = Node(tag, attrs, path, parser.CurrentLineNumber)
         if stack:
             stack[-1].children.append(node)

@@ -15,6 +15,7 @@ import posixpath
 _PAINT_LISTS = ("texturePrimary", "textureSecondary", "textureBlend", "wetness", "holes")
 _MAX_SAMPLES_PER_AXIS = 16384
 _MAX_SAMPLES = 64 * 2**20
+MAX_BOX_FILL = 5_000_000  # particles of a granular box fill (Engine 2's default cap is 20000)
 
 
 def check_terrain_region(record, scene, seen) -> list[str]:
@@ -79,7 +80,7 @@ def check_asset_root(record, scene, seen) -> list[str]:
     return []
 
 
-def check_parent(record, scene, seen) -> list[str]:
+def _check_parent(record, scene, seen) -> list[str]:
     """``parentGroupId``: a missing parent puts the node in the world frame; a parent that is a node (not a
     folder) passes on its transform while ``scene_graph`` inherits transforms, which no reader evaluates."""
     if record.schema.field("parentGroupId") is None or record.raw_keys.get("parentGroupId", "-") in ("", "-"):
@@ -96,6 +97,56 @@ def check_parent(record, scene, seen) -> list[str]:
         return [f"warning: parentGroupId {ref!r} is a {parent.tag}, whose transform it would inherit "
                 "(not evaluated; RaiSim's reader rejects this unless inheritedTransforms=false)"]
     return []
+
+
+def _cycle(record, scene) -> list[str]:
+    loop = scene.parent_cycle(record)
+    if not loop:
+        return []
+    names = " -> ".join(f"{r.path} (line {r.line})" for r in loop + [record])
+    return [f"parents form a cycle: {names}"]
+
+
+def check_parent(record, scene, seen) -> list[str]:
+    problems = _check_parent(record, scene, seen)
+    return problems + _cycle(record, scene) if record.raw_keys.get("parentGroupId", "-") not in ("", "-") \
+        else problems
+
+
+def check_group(record, scene, seen) -> list[str]:
+    """``parentId``: editor state (the folder tree), ignored by the engines; a parent that does not exist
+    puts the folder at the root, a cycle of parents has no root at all."""
+    if record.raw_keys.get("parentId", "-") in ("", "-"):
+        return []
+    ref = record.get("parentId")
+    if not ref:
+        return []
+    parent = scene.find(ref)
+    if parent is None:
+        return [f"warning: parentId {ref!r} names no group: shown at the root"]
+    if parent is record:
+        return [f"parentId {ref!r} names the group itself"]
+    return _cycle(record, scene)
+
+
+def check_granular(record, scene, seen) -> list[str]:
+    """A box fill (no ``positions``) is counted before anything is made: a tiny spacing in a big box asks
+    for billions of particles."""
+    problems = check_parent(record, scene, seen)
+    if len(record.get("positions")):
+        return problems
+    lo, hi = record.get("boxMin"), record.get("boxMax")
+    spacing = max(record.get("spacing"), 2.0 * record.get("radius"))
+    count = 1.0
+    for a, b in zip(lo, hi):
+        count *= max(1.0, (b - a) / spacing + 1.0) if spacing > 0 else 1.0
+    cap = record.get("maxParticles")
+    if cap > 0:
+        count = min(count, cap)
+    if count > MAX_BOX_FILL:
+        problems.append(f"the box fill makes about {count:.3g} particles (maxParticles={cap}): more than "
+                        f"{MAX_BOX_FILL}; lower maxParticles or raise spacing")
+    return problems
 
 
 def check_object(record, scene, seen) -> list[str]:
@@ -145,16 +196,18 @@ def check_child(record, scene, seen) -> list[str]:
 
 RECORD_CHECKS = {
     "asset_root": check_asset_root,
+    "group": check_group,
     "terrain_region": lambda record, scene, seen: (check_terrain_region(record, scene, seen)
                                                    + check_parent(record, scene, seen)),
     "terrain_splat_layer": check_layer,
     "terrain_foliage_layer": check_layer,
     "object": check_object,
+    "granular": check_granular,
     "instanced_visual": check_instanced_visual,
     "wire": check_wire,
     "compound_child": check_child,
     "articulated_ik": check_child,
 }
-for _tag in ("light", "camera", "compound", "deformable", "granular", "articulated", "sensor",
+for _tag in ("light", "camera", "compound", "deformable", "articulated", "sensor",
              "reflection_probe", "local_fog", "projected_decal", "irradiance_volume", "point_cloud"):
     RECORD_CHECKS[_tag] = check_parent

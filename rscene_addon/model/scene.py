@@ -188,6 +188,21 @@ class Scene:
                     return parent
         return None
 
+    def parent_cycle(self, record: Record) -> list[Record] | None:
+        """The loop of parents (``parentGroupId``/``parentId``) that ``record`` is on, starting with it, or
+        None. A loop further up the chain that does not pass through ``record`` is not its loop."""
+        chain, on_chain = [record], {id(record)}
+        walk = self.parent_of(record)
+        while walk is not None:
+            if walk is record:
+                return chain
+            if id(walk) in on_chain:
+                return None
+            chain.append(walk)
+            on_chain.add(id(walk))
+            walk = self.parent_of(walk)
+        return None
+
     def children(self) -> dict[Record | None, list[Record]]:
         """The group tree: parent (None for the root) -> child nodes in file order.
 

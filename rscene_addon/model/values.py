@@ -114,6 +114,8 @@ def encode_number(value: float) -> str:
 def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
     if not _INTEGER.fullmatch(raw):
         raise ValueFormatError(f"expected an integer, got {raw!r}")
+    if len(raw) > 40:  # beyond any 64-bit value (and Python's int() refuses 4300+ digits)
+        raise ValueFormatError(f"integer {raw[:20]}... ({len(raw)} digits) out of range [{lo}, {hi}]")
     value = int(raw)
     if not lo <= value <= hi:
         raise ValueFormatError(f"integer {raw} out of range [{lo}, {hi}]")

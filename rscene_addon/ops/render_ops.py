@@ -12,12 +12,30 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import BoolProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from ..model import FormatError
 
 
+PRODUCT_ITEMS = (
+    ("rgb", "RGB", "Anti-aliased colour (Cycles, the scene's pixel filter)"),
+    ("depth", "Depth", "Planar depth (m) at pixel centres"),
+    ("segmentation", "IDs", "Instance and class ids at pixel centres, with the per-frame instances JSON"),
+    ("normal", "Normals", "Unit normals in the OpenCV camera frame"),
+    ("flow", "Flow", "Forward and backward optical flow (px), camera and object motion"),
+    ("object_coords", "Object Coords", "Hit point in the object's frame (m) and NOCS"),
+    ("amodal", "Amodal", "Unoccluded instance masks and visibility fractions"),
+    ("lidar", "Lidar", "Lidar point clouds"),
+    ("imu", "IMU", "IMU readings"),
+)
+DEFAULT_PRODUCTS = {"rgb", "depth", "segmentation", "normal", "lidar", "imu"}
+
+
 class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
+    products: EnumProperty(name="Products", items=PRODUCT_ITEMS, options={"ENUM_FLAG"}, default=DEFAULT_PRODUCTS,
+                           description="What to write; without RGB no Cycles render runs (annotations only)")
+    use_gpu: BoolProperty(name="GPU", default=False,
+                          description="Render RGB on the GPU (the first GPU render compiles kernels: minutes)")
     sensors: StringProperty(
         name="Sensors", default="",
         description="Comma-separated record paths or ids, or Blender camera names; empty: every enabled "
@@ -48,6 +66,20 @@ class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
 
 def _settings(context):
     return getattr(context.scene, "rscene_render", None)
+
+
+def _products(settings):
+    """The panel's products (None: the defaults), Cryptomatte added when its box is ticked."""
+    if settings is None:
+        return None
+    chosen = set(settings.products)
+    if settings.cryptomatte:
+        chosen.add("cryptomatte")
+    if chosen == DEFAULT_PRODUCTS:
+        return None
+    from ..sensors.annotations import with_needed_products
+    wanted = {name for name in ("coco", "bop") if getattr(settings, name, False)}
+    return frozenset(with_needed_products(chosen | wanted) - wanted)  # what COCO / BOP read
 
 
 class RSCENE_OT_render_sensors(bpy.types.Operator):
@@ -102,6 +134,8 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             range_image=bool(settings is not None and settings.range_image),
             keep_exr=bool(settings is not None and settings.keep_exr),
             cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
+            products=_products(settings),
+            device="GPU" if settings is not None and settings.use_gpu else "CPU",
         )
         def report(level, message):
             self.report({level}, message)

@@ -12,19 +12,15 @@ import numpy as np
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, StringProperty
 
+from ..blender import sources
+
 VALUES_PATH = '["rscene_joint_values"]'
 
 
 def _ik_record(root):
     """The ``articulated_ik`` record of ``root``'s robot in the stored source text (None when none)."""
-    source = root.rscene.source if hasattr(root, "rscene") else ""
-    text = bpy.data.texts.get(source) if source else None
-    if text is None:
-        return None
-    from ..formats import rscene
-    try:
-        scene = rscene.loads(text.as_string(), text.get("rscene_path") or "", lazy=True)
-    except Exception:  # noqa: BLE001 - a broken stored text only means: no options
+    scene = sources.document(root.rscene.source if hasattr(root, "rscene") else "")  # None: no or broken Text
+    if scene is None:
         return None
     names = {root.rscene.path, root.rscene.record_id}
     names.discard("")

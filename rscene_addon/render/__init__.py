@@ -4,7 +4,7 @@ For every enabled ``camera`` and ``sensor`` record of the imported scene (and an
 caller names), over an inclusive frame range of the baked animation, files are written at
 ``{sensor}/{layer}_{frame:05d}.{ext}`` with a JSON manifest (``sensors.manifest``). See
 :func:`render_scene` (the Python API, BlenderProc-style: it returns what it wrote) and
-:func:`run_render_cli` (``--frames``, ``--chunk K/N``).
+:func:`rscene_addon.commands.render_job.run_render_cli` (``--frames``, ``--chunk K/N``).
 
 Modules, one job each:
 
@@ -21,13 +21,12 @@ Modules, one job each:
 * :mod:`.caster` (bpy) world-space triangles per frame, batched ray casts (Embree, or a BVHTree loop)
 * :mod:`.raycast` (bpy) lidar sweeps
 * :mod:`.pipeline` (bpy) :class:`RenderJob` / :func:`render_scene`
-* :mod:`.cli` the command line (``run_render_cli``), bpy imported only when it runs
 
 This ``__init__`` imports nothing from Blender, so the pure modules import in plain Python.
 """
 from __future__ import annotations
 
-__all__ = ["render_scene", "run_render_cli"]
+__all__ = ["render_scene"]
 
 
 def render_scene(bl_scene, out_dir, frames, samples=None, sensors=None, progress=None, cancel=None, **kwargs):
@@ -35,11 +34,3 @@ def render_scene(bl_scene, out_dir, frames, samples=None, sensors=None, progress
     from .pipeline import render_scene as _render_scene
     return _render_scene(bl_scene, out_dir, frames, samples=samples, sensors=sensors, progress=progress,
                          cancel=cancel, **kwargs)
-
-
-def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None, chunk=None, print_fn=print,
-                   **kwargs) -> int:
-    """See :func:`.cli.run_render_cli`."""
-    from .cli import run_render_cli as _run
-    return _run(scene_path, frames_spec, out_dir, samples=samples, sensors=sensors, chunk=chunk,
-                print_fn=print_fn, **kwargs)

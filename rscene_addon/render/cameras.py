@@ -23,6 +23,20 @@ layer         ext    array              meaning
 ``passes``    exr    (H, W, C) float32  Cycles' multilayer EXR as rendered (``keep_exr`` only)
 ============  =====  =================  =========================================================
 
+Opt-in geometric products (``RenderOptions.products`` names them; :mod:`.geometry_pass`):
+
+=================  =====  =================  ====================================================
+``flow_forward``   npy    (H, W, 2) float32  px, u right / v down: the point seen through the pixel
+                                             centre at frame t + step, minus the centre (camera and
+                                             rigid object motion; NaN where undefined)
+``flow_backward``  npy    (H, W, 2) float32  the same towards frame t - step
+``object_coords``  npy    (H, W, 3) float32  m, the hit point in its entity's frame; background NaN
+``nocs``           npy    (H, W, 3) float32  the same normalised by the entity's box, in [0, 1]^3
+``amodal``         npz    ids (N,), masks    every instance's unoccluded silhouette (bool); the
+                          (N, H, W)          instances JSON gains ``px_count_all``,
+                                             ``px_count_visib``, ``visib_fract`` (BOP)
+=================  =====  =================  ====================================================
+
 The opt-in ``cryptomatte`` product (``RenderOptions.cryptomatte`` = K levels) writes
 ``cryptomatte_id`` npy (H, W, K) int32, the instance id of each coverage rank (-1 none), and
 ``cryptomatte_coverage`` npy (H, W, K) float32, the fraction of the pixel each rank covers, largest
@@ -33,15 +47,19 @@ and entity path. Objects of an instanced collection share the instanced object's
 hashes names), so they are not told apart: their ranks get id -1 (the hard ``instance`` image still
 tells them apart).
 
-Depth, ids and normals come from the first sample of each pixel (Cycles does not blend them);
-with ``exact_ids`` the pixel filter is 0.01 px, so that sample goes through the pixel centre.
+With ``exact_ids`` (the default) depth, ids and normals come from one ray cast through every pixel
+centre (:mod:`.geometry_pass`) and Cycles renders only RGB (Combined), anti-aliased with the scene's
+pixel filter; a run without ``rgb`` (or ``cryptomatte``) renders nothing in Cycles. Otherwise they come
+from Cycles' passes, i.e. from the first, jittered sample of each pixel.
 Noise (``noiseMean``/``noiseStddev``/``noiseSeed`` of a sensor record) is added to ``rgb`` in
 display units (0..1 of full scale) and to ``depth`` in metres, seeded per frame; the EXR stays clean.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import uuid
 
 import bpy
@@ -52,6 +70,7 @@ from ..base.atomic import write_text_atomic
 from ..base.spatial import R_RAISIM_FROM_OPENCV
 from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.noise import add_depth_noise, add_image_noise
+from ..sensors.pixel_truth import visibility
 from ..sensors.writers import write_npy
 from . import compat, cryptomatte, exr
 from .ids import GEOMETRY_TYPES
@@ -118,6 +137,26 @@ def _tmp_name(folder: str, stem: str, ext: str) -> str:
     return os.path.join(folder, f".{stem}.{uuid.uuid4().hex}.tmp.{ext}")
 
 
+@contextlib.contextmanager
+def _quiet_stdout():
+    """Cycles prints ``Saved: '<our temporary EXR>'`` from C for every still it writes: keep this
+    process's stdout (file descriptor 1) away from it while it renders; stderr stays."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable stdout (e.g. a GUI without a console)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _render_result_image():
     for image in bpy.data.images:
         if image.type == "RENDER_RESULT":
@@ -139,7 +178,11 @@ class CameraRenderer:
         self.tmp_dir = tmp_dir
         self.report = report or (lambda level, message: None)
         self.samples = samples
-        self.filter_width = 0.01 if exact_ids else float(bl_scene.cycles.filter_width)
+        # exact ids: depth, ids and normals come from pixel-centre ray casts (geometry_pass), Cycles
+        # renders RGB only, anti-aliased with the scene's filter
+        self.cycles_passes = not exact_ids
+        self.filter_width = float(bl_scene.cycles.filter_width)
+        self.gpu_announced = False
         self.cryptomatte_levels = int(cryptomatte_levels)
         if self.cryptomatte_levels:
             self.filter_width = 1.0  # a box one pixel wide: samples uniform over the pixel's area
@@ -154,7 +197,7 @@ class CameraRenderer:
         st.set(r, "engine", "CYCLES")
         cycles = sc.cycles
         st.set(cycles, "device", cycles.device)
-        self.device = compat.configure_device(sc, self.options.device, self.report)
+        self.device, self.backend = compat.configure_device(sc, self.options.device, self.report)
         st.set_many(cycles, {"samples": self.samples, "use_denoising": bool(self.options.denoise),
                              "filter_width": self.filter_width})
         st.set_many(r, {
@@ -165,6 +208,8 @@ class CameraRenderer:
             "resolution_percentage": r.resolution_percentage,
             "pixel_aspect_x": r.pixel_aspect_x, "pixel_aspect_y": r.pixel_aspect_y,
         })
+        if self.options.threads:  # several render processes share the machine's cores
+            st.set_many(r, {"threads_mode": "FIXED", "threads": int(self.options.threads)})
         st.set(sc, "camera", sc.camera)
         for layer in sc.view_layers:
             st.set(layer, "use", layer == self.view_layer)
@@ -172,6 +217,8 @@ class CameraRenderer:
         for attr in ("use_pass_combined", "use_pass_z", "use_pass_normal", "use_pass_object_index"):
             st.set(vl, attr, getattr(vl, attr))
         compat.enable_passes(vl)
+        if not self.cycles_passes:  # RGB only: no work for passes the ray casts replace
+            vl.use_pass_z = vl.use_pass_normal = vl.use_pass_object_index = False
         if self.cryptomatte_levels:
             st.set(cycles, "pixel_filter_type", "BOX")
             for attr in ("use_pass_cryptomatte_object", "pass_cryptomatte_depth"):
@@ -191,14 +238,27 @@ class CameraRenderer:
         sc = self.bl_scene
         rig.apply(sc)
         rig.place(sensor_to_world)
+        if self.device == "GPU" and not self.gpu_announced:
+            self.gpu_announced = True
+            self.report("INFO", f"first GPU render ({self.backend}): compiling GPU kernels, once per driver: "
+                                "minutes")
+        if not (self.cycles_passes or self.cryptomatte_levels or self.options.keep_exr):
+            # RGB only: the render result is saved as PNG by write(), no EXR written or read
+            bpy.ops.render.render(write_still=False, scene=sc.name)
+            return {"exr": None, "cryptomatte": None, "channels": 4}
         exr_path = _tmp_name(self.tmp_dir, "passes", "exr")
         sc.render.filepath = exr_path
         compat.set_multilayer_exr(sc.render.image_settings)
-        bpy.ops.render.render(write_still=True, scene=sc.name)
+        with _quiet_stdout():
+            bpy.ops.render.render(write_still=True, scene=sc.name)
         if not os.path.exists(exr_path):
             raise RuntimeError(f"Cycles did not write {exr_path}")
         names: dict = {}
         passes = exr.read_passes(exr_path, self.view_layer.name, names)
+        channels = sum(a.shape[-1] for a in passes.values())
+        crypto = self._cryptomatte(passes, names, exr_path)
+        if not self.cycles_passes:
+            return {"exr": exr_path, "cryptomatte": crypto, "channels": channels}
         wanted = (compat.PASS_DEPTH, compat.PASS_NORMAL, compat.PASS_OBJECT_INDEX)
         missing = [p for p in wanted if p not in passes]
         if missing:
@@ -211,22 +271,30 @@ class CameraRenderer:
         norm = np.linalg.norm(normal, axis=-1, keepdims=True)
         normal = np.where(norm > 1e-12, normal / np.where(norm > 1e-12, norm, 1.0), 0.0)
         normal[background] = 0.0
-        crypto = None
-        if self.cryptomatte_levels:
-            layers = cryptomatte.layer_names(self.cryptomatte_levels)
-            lost = [name for name in layers if names.get(name) != ["r", "g", "b", "a"]]
-            if lost:
-                raise RuntimeError(f"Cryptomatte layers {lost} missing from {exr_path}")
-            crypto = cryptomatte.decode([passes[name] for name in layers], self.cryptomatte_levels,
-                                        self.crypto_table)
         return {
             "exr": exr_path,
             "cryptomatte": crypto,
-            "channels": sum(a.shape[-1] for a in passes.values()),
+            "channels": channels,
             "depth": depth,
             "index": passes[compat.PASS_OBJECT_INDEX][..., 0],
             "normal": normal.astype(np.float32),
         }
+
+    def _cryptomatte(self, passes: dict, names: dict, exr_path: str):
+        if not self.cryptomatte_levels:
+            return None
+        layers = cryptomatte.layer_names(self.cryptomatte_levels)
+        lost = [name for name in layers if names.get(name) != ["r", "g", "b", "a"]]
+        if lost:
+            raise RuntimeError(f"Cryptomatte layers {lost} missing from {exr_path}")
+        return cryptomatte.decode([passes[name] for name in layers], self.cryptomatte_levels, self.crypto_table)
+
+    def needs_cycles(self, spec) -> bool:
+        """Whether ``spec``'s products need a Cycles render this frame (annotation-only runs do not)."""
+        products = set(spec.products)
+        return bool(products & {"rgb", "cryptomatte"}
+                    or (self.cycles_passes and products & {"depth", "segmentation", "normal"})
+                    or self.options.keep_exr)
 
     def save_rgb(self, path: str) -> None:
         """Save the last render's Combined pass as PNG through the scene's colour management."""
@@ -288,9 +356,12 @@ class CameraRenderer:
             write_npy(target("instance", "npy", (h, w), np.int32, "instance id; background -1"), instance)
             write_npy(target("semantic", "npy", (h, w), np.int32, "class id; background/unlabelled 0"),
                       semantic)
-            listing = self.instance_listing(instance, boxes_3d or {})
+            listing = self.instance_listing(instance, boxes_3d or {}, rendered.get("amodal"))
             path = target("instances", "json", (len(listing),), np.dtype(object),
-                          "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world")
+                          "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world"
+                          + ("; with amodal: px_count_all (unoccluded pixels), px_count_visib, visib_fract = "
+                             "visib/all (BOP), bbox2d_amodal; hidden instances listed with bbox2d null"
+                             if rendered.get("amodal") is not None else ""))
             write_text_atomic(path, json.dumps({"frame": frame, "instances": listing}, sort_keys=True,
                                                allow_nan=False) + "\n")
         if "normal" in products:
@@ -303,12 +374,40 @@ class CameraRenderer:
                              "rank; -1 none or not an entity"), ids)
             write_npy(target("cryptomatte_coverage", "npy", (h, w, levels), np.float32, "fraction of the "
                              "pixel covered per rank, largest first (1 px box filter)"), coverage)
-        if self.options.keep_exr:
+        if "flow" in products and "flow_forward" in rendered:
+            step = rendered["flow_step"]
+            for layer, sign in (("flow_forward", "+"), ("flow_backward", "-")):
+                write_npy(target(layer, "npy", (h, w, 2), np.float32, f"px (u right, v down): where the point "
+                                 f"seen in this pixel's centre is at frame {sign} {step}, minus the pixel centre; "
+                                 "camera and object motion; background at infinity; NaN where undefined"),
+                          rendered[layer])
+        if "object_coords" in products and "object_coords" in rendered:
+            write_npy(target("object_coords", "npy", (h, w, 3), np.float32, "m, the pixel's hit point in "
+                             "its object's frame (node object, unscaled); background NaN"),
+                      rendered["object_coords"])
+            write_npy(target("nocs", "npy", (h, w, 3), np.float32, "NOCS in [0, 1]: object coordinates "
+                             "centred on the object's tight box, divided by its diagonal, + 0.5; background "
+                             "NaN"), rendered["nocs"])
+        if "amodal" in products and rendered.get("amodal") is not None:
+            ids, masks = rendered["amodal"]
+            path = target("amodal", "npz", (len(ids), h, w), np.bool_, "npz: ids (N,) int32 instance ids, "
+                          "masks (N, H, W) bool unoccluded silhouettes at pixel centres")
+            tmp = _tmp_name(os.path.dirname(path), "amodal", "npz")
+            try:
+                with open(tmp, "wb") as f:
+                    np.savez_compressed(f, ids=np.asarray(ids, np.int32), masks=np.asarray(masks, bool))
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        exr_path = rendered.get("exr")
+        if self.options.keep_exr and exr_path:
             path = target("passes", "exr", (h, w, rendered["channels"]), np.float32,
-                          "Cycles passes (Combined linear RGBA, Depth m, Normal world, Object Index)")
-            os.replace(rendered["exr"], path)
-        elif os.path.exists(rendered["exr"]):
-            os.unlink(rendered["exr"])
+                          "Cycles passes (Combined linear RGBA" + (", Depth m, Normal world, Object Index)"
+                                                                   if self.cycles_passes else ")"))
+            os.replace(exr_path, path)
+        elif exr_path and os.path.exists(exr_path):
+            os.unlink(exr_path)
         return written
 
     def _crypto_objects(self) -> dict[str, dict]:
@@ -331,14 +430,21 @@ class CameraRenderer:
         return {"levels": self.cryptomatte_levels, "pixel_filter": "BOX", "filter_width_px": 1.0,
                 "hash": "MurmurHash3_32 of the object name (Cryptomatte object pass)", "objects": objects}
 
-    def instance_listing(self, instance, boxes_3d: dict) -> list[dict]:
-        """Visible instances of an instance image: id, paths, class, colour, 2D box, pixels, 3D box."""
+    def instance_listing(self, instance, boxes_3d: dict, amodal=None) -> list[dict]:
+        """Visible instances of an instance image: id, paths, class, colour, 2D box, pixels, 3D box.
+        With ``amodal`` ``(ids, masks)`` every instance in view (hidden ones too) with its visibility."""
         table = self.entities.table
         by_id: dict[int, list] = {}
         for e in table.entities:
             by_id.setdefault(table.instance_id[e.key], []).append(e)
         listing = []
-        for iid, box in sorted(boxes_2d(instance).items()):
+        boxes = boxes_2d(instance)
+        full = {}
+        if amodal is not None:
+            for iid, mask in zip(*amodal):
+                full[int(iid)] = (int(mask.sum()), boxes_2d(np.where(mask, 0, -1)).get(0))
+                boxes.setdefault(int(iid), {"bbox": None, "pixels": 0})
+        for iid, box in sorted(boxes.items()):
             members = by_id.get(iid, [])
             classes = sorted({m.semantic_class for m in members})
             entry = {
@@ -350,6 +456,11 @@ class CameraRenderer:
                 "bbox2d": box["bbox"],
                 "pixels": box["pixels"],
             }
+            if amodal is not None:
+                count_all, box_all = full.get(iid, (box["pixels"], None))
+                entry.update(px_count_all=count_all, px_count_visib=box["pixels"],
+                             visib_fract=visibility(box["pixels"], count_all),
+                             bbox2d_amodal=box_all["bbox"] if box_all else box["bbox"])
             box3d = boxes_3d.get(iid)
             if box3d is not None:
                 entry["bbox3d"] = box3d

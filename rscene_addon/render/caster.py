@@ -12,10 +12,14 @@ with a :class:`Hits` of arrays, never asking Python for one call per ray:
 
 Both use single-precision geometry (Blender stores vertices as float32 and Embree intersects in
 float32), so their distances agree to a few 1e-6 of the distance. :class:`CasterCache` keeps one
-caster over frames while the geometry does not change.
+caster over frames while the geometry does not change. Over a run, :class:`TriangleGatherer` keeps the
+triangles per instance (:class:`PartedTriangles`); with them the Embree backend keeps one geometry per
+instance (:class:`PartsCaster`, :mod:`.embree_parts`) and, when bodies move, rewrites and refits only
+what moved instead of building the scene again.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from dataclasses import dataclass
@@ -24,9 +28,9 @@ import numpy as np
 
 from .ids import GEOMETRY_TYPES
 
-__all__ = ["BACKENDS", "BVHCaster", "CasterCache", "EmbreeCaster", "Hits", "SceneTriangles", "TriangleGatherer",
-           "available_backends", "embree_available", "make_caster", "run_in_slices", "scene_triangles",
-           "worker_count"]
+__all__ = ["BACKENDS", "BVHCaster", "CasterCache", "EmbreeCaster", "Hits", "PartedTriangles", "PartsCaster",
+           "SceneTriangles", "TriangleGatherer", "available_backends", "embree_available", "make_caster",
+           "run_in_slices", "scene_triangles", "worker_count"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,30 @@ class SceneTriangles:
         n = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
         with np.errstate(invalid="ignore", divide="ignore"):
             return n / np.linalg.norm(n, axis=1, keepdims=True)
+
+
+class PartedTriangles:
+    """A frame's triangles kept per instance: ``parts`` is a list of ``((local vertices (V, 3) float64,
+    faces (F, 3) int64), matrix (4, 4) float64, object id, static mesh)``. Reads as the
+    :class:`SceneTriangles` soup (``vertices``, ``triangles``, ``object_ids``: parts in order, those
+    without faces left out), which is assembled only when first asked for."""
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+
+    @functools.cached_property
+    def soup(self) -> SceneTriangles:
+        return _world_triangles(self.parts)
+
+    vertices = property(lambda self: self.soup.vertices)
+    triangles = property(lambda self: self.soup.triangles)
+    object_ids = property(lambda self: self.soup.object_ids)
+
+    def __len__(self) -> int:
+        return sum(len(arrays[1]) for arrays, *_ in self.parts)
+
+    def normals(self) -> np.ndarray:
+        return self.soup.normals()
 
 
 @dataclass(frozen=True)
@@ -102,7 +130,7 @@ def _static_mesh_key(ob) -> int | None:
 
 
 class TriangleGatherer:
-    """:func:`scene_triangles` frame after frame within one run.
+    """:func:`scene_triangles` frame after frame within one run, as :class:`PartedTriangles`.
 
     Meshes that cannot change while the frames play (see ``_static_mesh_key``) are read from Blender
     once; every other geometry is read each frame. A frame whose instances all have the matrices, ids
@@ -113,9 +141,9 @@ class TriangleGatherer:
     def __init__(self, keep_static: bool = True) -> None:
         self.mesh_reads = 0  # meshes read from Blender so far
         self._static: dict[int, tuple] | None = {} if keep_static else None
-        self._last: tuple | None = None  # (parts, triangles) of the last frame
+        self._last: PartedTriangles | None = None  # the last frame's
 
-    def __call__(self, depsgraph, entities) -> SceneTriangles:
+    def __call__(self, depsgraph, entities) -> PartedTriangles:
         frame_meshes: dict[int, tuple] = {}
         parts = []
         for inst in depsgraph.object_instances:
@@ -138,11 +166,10 @@ class TriangleGatherer:
                     cache[key] = arrays
             parts.append((arrays, np.array(inst.matrix_world, dtype=np.float64), entities.instance_id_for(owner),
                           static is not None))
-        if self._last is not None and _same_parts(self._last[0], parts):
-            return self._last[1]
-        triangles = _world_triangles(parts)
-        self._last = (parts, triangles)
-        return triangles
+        if self._last is not None and _same_parts(self._last.parts, parts):
+            return self._last
+        self._last = PartedTriangles(parts)
+        return self._last
 
 
 def _same_parts(last: list, parts: list) -> bool:
@@ -150,13 +177,13 @@ def _same_parts(last: list, parts: list) -> bool:
     geometry (the very arrays for meshes read once, equal arrays for what was read again)."""
     if len(last) != len(parts):
         return False
-    for (arrays0, m0, id0, _), (arrays1, m1, id1, static1) in zip(last, parts):
-        if id0 != id1 or not np.array_equal(m0, m1):
-            return False
-        if arrays0 is not arrays1 and (static1 or not (np.array_equal(arrays0[0], arrays1[0])
-                                                       and np.array_equal(arrays0[1], arrays1[1]))):
-            return False
-    return True
+    return all(id0 == id1 and np.array_equal(m0, m1) and _same_local(arrays0, arrays1, static1)
+               for (arrays0, m0, id0, _), (arrays1, m1, id1, static1) in zip(last, parts))
+
+
+def _same_local(arrays0, arrays1, static1: bool) -> bool:
+    return arrays0 is arrays1 or (not static1 and np.array_equal(arrays0[0], arrays1[0])
+                                  and np.array_equal(arrays0[1], arrays1[1]))
 
 
 def _world_triangles(parts) -> SceneTriangles:
@@ -179,7 +206,7 @@ def scene_triangles(depsgraph, entities) -> SceneTriangles:
     """World-space triangles of every render-visible evaluated instance of ``depsgraph``, with the
     instance id ``entities`` (:class:`~.ids.EntityIndex`) gives each triangle's owner (one frame; a run
     of frames uses a :class:`TriangleGatherer`)."""
-    return TriangleGatherer(keep_static=False)(depsgraph, entities)
+    return TriangleGatherer(keep_static=False)(depsgraph, entities).soup
 
 
 class _Tables:
@@ -320,6 +347,99 @@ class EmbreeCaster:
                                 np.concatenate([r["tfar"] for r in results]))
 
 
+class PartsCaster:
+    """Embree over :class:`PartedTriangles` with one geometry per part (:mod:`.embree_parts`), cast
+    as :class:`EmbreeCaster` does. :meth:`update` follows a later frame of the same parts in place:
+    moved parts are rewritten and refitted, the rest is kept."""
+
+    name = "embree"
+    min_slice = EmbreeCaster.min_slice
+
+    def __init__(self, triangles: PartedTriangles, embree_api, threads: int | None = None) -> None:
+        from .embree_parts import PartsScene
+        self.triangles = triangles
+        self.threads = threads or worker_count()
+        self.scene = PartsScene(triangles.parts, embree_api)
+        first = self.scene.first_triangle
+        self.normals = np.full((int(first[-1]) + 1, 3), np.nan, dtype=np.float32)  # last row: a miss
+        self.object_ids = np.full(int(first[-1]) + 1, -1, dtype=np.int32)
+        for k, (_, _, object_id, _) in enumerate(triangles.parts):
+            self.object_ids[first[k]:first[k + 1]] = object_id
+        self._local_normals: dict[int, tuple] = {}
+        self._place(range(len(triangles.parts)))
+        self.scene.build()
+
+    def _place(self, moved) -> None:
+        """World vertices and normal rows of parts ``moved`` at their matrices, a mesh's instances at once.
+
+        Vertices: ``local @ R.T + t`` in float64, stored float32, as a triangle soup is made. Normals: the
+        mesh's own unit normals (computed once) turned by the cofactor matrix of each transform, which
+        maps the cross product of two edges to that of the transformed edges: the world triangles' normals."""
+        scene, parts = self.scene, self.triangles.parts
+        groups: dict = {}
+        for k in moved:
+            arrays, _, _, static = parts[k]
+            groups.setdefault(id(arrays) if static else ("read this frame", k), []).append(k)
+        for key, ks in groups.items():
+            arrays, read_now = parts[ks[0]][0], isinstance(key, tuple)
+            m = np.stack([parts[k][1] for k in ks])  # (K, 4, 4)
+            a = m[:, :3, :3]
+            world = np.matmul(arrays[0], a.transpose(0, 2, 1)) + m[:, None, :3, 3]  # (K, V, 3)
+            fv = scene.first_vertex
+            for i, k in enumerate(ks):  # slices: cheaper than one scatter through gathered row numbers
+                scene.vertices[fv[k]:fv[k + 1]] = world[i]
+            if not len(arrays[1]):
+                continue
+            cached = None if read_now else self._local_normals.get(key)
+            if cached is None or cached[0] is not arrays:  # the arrays are kept: their id stays theirs
+                cached = (arrays, SceneTriangles(arrays[0], arrays[1], None).normals())
+                if not read_now:
+                    self._local_normals[key] = cached
+            cofactor = np.stack([np.cross(a[:, :, 1], a[:, :, 2]), np.cross(a[:, :, 2], a[:, :, 0]),
+                                 np.cross(a[:, :, 0], a[:, :, 1])], axis=2)  # columns
+            turned = np.matmul(cached[1], cofactor.transpose(0, 2, 1))  # (K, F, 3): cofactor @ n per row
+            with np.errstate(invalid="ignore", divide="ignore"):
+                turned /= np.sqrt(np.einsum("kfi,kfi->kf", turned, turned))[..., None]
+            ft = scene.first_triangle
+            for i, k in enumerate(ks):
+                self.normals[ft[k]:ft[k + 1]] = turned[i]
+
+    def update(self, triangles: PartedTriangles) -> bool:
+        """Follow ``triangles`` (a later frame) in place when it has the same parts (meshes, ids, order)
+        as this caster's; returns False (nothing changed here) when it has not."""
+        old, new = self.triangles.parts, triangles.parts
+        if len(old) != len(new) or any(
+                id0 != id1 or len(a0[0]) != len(a1[0]) or not (a0[1] is a1[1] or np.array_equal(a0[1], a1[1]))
+                for (a0, _, id0, _), (a1, _, id1, _) in zip(old, new)):
+            return False
+        moved = [k for k, ((a0, m0, _, _), (a1, m1, _, static1)) in enumerate(zip(old, new))
+                 if not (np.array_equal(m0, m1) and _same_local(a0, a1, static1))]
+        self.triangles = triangles
+        self._place(moved)
+        self.scene.touch(moved)
+        self.scene.commit()
+        return True
+
+    def cast(self, origins, directions, max_distance: float, threads: int | None = None) -> Hits:
+        """See :class:`Hits`; ``threads`` as :meth:`EmbreeCaster.cast`."""
+        m = len(origins)
+        if m == 0 or not len(self.triangles):
+            return Hits.misses(m)
+        origins = np.ascontiguousarray(origins, np.float32)
+        directions = np.ascontiguousarray(directions, np.float32)
+        far = float(min(max_distance, 1.0e37))
+
+        def run(a: int, b: int):
+            return self.scene.run(origins[a:b], directions[a:b], far)
+
+        slices = max(1, min(threads or self.threads, m // self.min_slice))
+        results = [run(0, m)] if slices == 1 else run_in_slices(run, m, slices)
+        triangle = np.concatenate([r[0] for r in results]).astype(np.int32)
+        distance = np.concatenate([r[1] for r in results]).astype(np.float64)
+        distance[triangle < 0] = np.inf
+        return Hits(distance, np.take(self.normals, triangle, axis=0), triangle, np.take(self.object_ids, triangle))
+
+
 BACKENDS = {"embree": EmbreeCaster, "bvh": BVHCaster}
 
 
@@ -330,15 +450,37 @@ class CasterCache:
     def __init__(self, backend: str = "auto") -> None:
         self.backend = backend
         self.caster = None
-        self.builds = 0
+        self.builds = 0  # casters built
+        self.updates = 0  # frames followed by moving parts of the last caster (PartsCaster)
 
-    def caster_for(self, triangles: SceneTriangles):
-        """The cached caster if ``triangles`` equal its own exactly, else a new one (then cached)."""
+    def caster_for(self, triangles: SceneTriangles | PartedTriangles):
+        """The cached caster if ``triangles`` equal its own exactly; for :class:`PartedTriangles` on
+        Embree the cached :class:`PartsCaster` moved to them when they have the same parts; else a new
+        one (then cached). A gatherer gives back the very same :class:`PartedTriangles` while nothing
+        changes, so those are compared by identity only."""
         last = self.caster
-        if last is None or (last.triangles is not triangles and not _same_triangles(last.triangles, triangles)):
+        if last is not None and (last.triangles is triangles or (
+                not isinstance(triangles, PartedTriangles) and not isinstance(last.triangles, PartedTriangles)
+                and _same_triangles(last.triangles, triangles))):
+            return last
+        embree_api = self._parts_api() if isinstance(triangles, PartedTriangles) else None
+        if embree_api is not None:
+            if isinstance(last, PartsCaster) and last.update(triangles):
+                self.updates += 1
+                return last
+            self.caster = PartsCaster(triangles, embree_api)
+        else:
             self.caster = make_caster(triangles, self.backend)
-            self.builds += 1
+        self.builds += 1
         return self.caster
+
+    def _parts_api(self):
+        """The Embree library functions when this cache's backend is Embree and they can be had."""
+        backend = available_backends()[0] if self.backend == "auto" else self.backend
+        if backend != "embree" or not embree_available():
+            return None
+        from .embree_parts import api
+        return api()
 
 
 def _same_triangles(a: SceneTriangles, b: SceneTriangles) -> bool:

@@ -90,12 +90,13 @@ def import_oiio():
     return OpenImageIO
 
 
-def configure_device(bl_scene, device: str, report=None) -> str:
-    """``'CPU'`` or ``'GPU'`` (best effort: the first available compute backend; CPU otherwise)."""
+def configure_device(bl_scene, device: str, report=None) -> tuple[str, str]:
+    """``("CPU", "CPU")`` or ``("GPU", backend)``: best effort, the first of OptiX, CUDA, HIP, oneAPI,
+    Metal with a device; CPU otherwise."""
     cycles = bl_scene.cycles
     if str(device).upper() != "GPU":
         cycles.device = "CPU"
-        return "CPU"
+        return "CPU", "CPU"
     try:
         prefs = bpy.context.preferences.addons["cycles"].preferences
         for backend in ("OPTIX", "CUDA", "HIP", "ONEAPI", "METAL"):
@@ -109,10 +110,10 @@ def configure_device(bl_scene, device: str, report=None) -> str:
                 for d in devices:
                     d.use = True
                 cycles.device = "GPU"
-                return "GPU"
+                return "GPU", backend
     except (KeyError, AttributeError):
         pass
     if report:
         report("WARNING", "no GPU compute device found: rendering on the CPU")
     cycles.device = "CPU"
-    return "CPU"
+    return "CPU", "CPU"

@@ -22,7 +22,7 @@ import time
 import bpy
 import numpy as np
 
-from ..formats import rscene
+from ..blender import sources as source_texts
 from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
@@ -30,6 +30,7 @@ from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from . import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .caster import CasterCache, TriangleGatherer
+from .geometry_pass import GeometryPass, camera_products, needs_geometry
 from .ids import EntityIndex
 from .outputs import RenderManifest, manifest_filename
 from .poses import PoseTable, source_for
@@ -47,11 +48,7 @@ LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incid
 def load_document(bl_scene):
     """The parsed source document of the scene's last import (``scene.rscene.source``), or None."""
     props = getattr(bl_scene, "rscene", None)
-    name = props.source if props is not None else ""
-    text = bpy.data.texts.get(name) if name else None
-    if text is None:
-        return None
-    return rscene.loads(text.as_string(), text.get("rscene_path") or text.name, lazy=True)
+    return source_texts.document(props.source if props is not None else "")  # parsed once per Text revision
 
 
 def _objects_by_uid(bl_scene, source: str) -> dict:
@@ -81,6 +78,19 @@ def _frames(bl_scene, frames) -> list[int]:
     return [int(f) for f in frames]
 
 
+def _frame_step(bl_scene, given, frames: list[int]) -> int:
+    """Frames between consecutive rendered frames (flow goes from f to f +- step): a range's step, the
+    common difference of a list, the scene's frame step for its own range, else 1."""
+    if isinstance(given, range):
+        return abs(given.step)
+    if given is None:
+        return max(bl_scene.frame_step, 1)
+    if isinstance(given, str):
+        return abs(parse_frame_range(given).step)
+    steps = {b - a for a, b in zip(frames, frames[1:])}
+    return steps.pop() if len(steps) == 1 and min(steps) > 0 else 1
+
+
 class RenderJob:
     """One run. ``steps()`` yields the fraction done after each unit of work; ``result`` then holds
     what :func:`render_scene` returns."""
@@ -90,6 +100,7 @@ class RenderJob:
         self.bl_scene = bl_scene
         self.out_dir = os.path.abspath(os.fspath(out_dir))
         self.frames = _frames(bl_scene, frames)
+        self.flow_step = _frame_step(bl_scene, frames, self.frames)
         self.options = options or plan_mod.RenderOptions()
         if samples is not None:
             self.options = dataclasses.replace(self.options, samples=int(samples))
@@ -190,30 +201,33 @@ class RenderJob:
         samples = self._samples()
         # coverage needs samples spread over the pixel: Cryptomatte takes a box filter over exact ids
         cryptomatte = self.options.cryptomatte if any("cryptomatte" in s.products for s in cameras) else 0
-        exact_ids = (self.options.exact_ids and not cryptomatte
-                     and any("segmentation" in s.products for s in cameras))
+        exact_ids = bool(self.options.exact_ids)  # depth, ids, normals from pixel-centre ray casts
+        geometric = [s for s in cameras if needs_geometry(s, exact_ids)]
+        flow = any("flow" in s.products for s in cameras)
+        step = self.flow_step
         manifest = RenderManifest()
         written: list[str] = []
-        timings = {"camera_render_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
+        timings = {"camera_render_s": [], "ground_truth_s": [], "lidar_s": [], "imu_s": [], "frame_s": []}
         complete = False
         self.result = {"out_dir": self.out_dir, "frames": list(self.frames), "sensors": {}, "files": written,
                        "warnings": self.warnings, "timings": timings, "cancelled": False, "manifest": None}
         try:
             view_layer = self._view_layer()
             entities = EntityIndex(sc, self.doc)
-            if any("segmentation" in s.products for s in cameras):
-                entities.assign_pass_indices(state, self.warn)
+            if not exact_ids and any("segmentation" in s.products for s in cameras):
+                entities.assign_pass_indices(state, self.warn)  # Cycles' object index pass gives the ids
             renderer = None
             if cameras:
                 renderer = CameraRenderer(sc, view_layer, state, self.options, entities, samples, exact_ids,
                                           self.out_dir, tmp_dir, self._report, cryptomatte)
+            geometry = GeometryPass(entities, self.options.raycaster) if geometric else None
             rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
             casters = CasterCache(self.options.raycaster)  # lidar geometry, rebuilt only when it changes
             gather = TriangleGatherer()  # meshes that cannot change are read once per run
             sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
             poses = PoseTable(sources)
             self._register_sensors(manifest, cameras, lidars, imus)
-            manifest.metadata.update(self._metadata(samples, exact_ids and renderer is not None, entities))
+            manifest.metadata.update(self._metadata(samples, renderer, entities, cameras, geometric))
             if renderer is not None and cryptomatte:
                 manifest.metadata["cryptomatte"] = renderer.cryptomatte_metadata()
             needed = set()
@@ -223,22 +237,40 @@ class RenderJob:
                     needed.add(f + 1)
                 if imus:
                     needed.update((f - 1, f + 1, f + 2))
+                if flow:
+                    needed.update((f - step, f + step))
             self.status = "reading sensor poses"
             poses.sample(sc, needed)
             yield 0.0
             for frame in self.frames:
                 frame_t0 = time.perf_counter()
+                neighbours = {}
+                if flow:  # the parts' matrices one step before and after (each frame read once)
+                    for g in (frame + step, frame - step):
+                        neighbours[g] = geometry.part_matrices(g, lambda g=g: self._evaluated_at(g, view_layer))
                 sc.frame_set(frame)
                 t_start = self.clock.time(frame)
                 depsgraph = self._depsgraph(view_layer)
                 boxes = None
                 if any("segmentation" in s.products for s in cameras):
                     boxes = boxes_3d(depsgraph, entities)
+                frame_geometry = None
                 for spec in cameras:
                     self.status = f"frame {frame}: {spec.name}"
                     pose = poses.get(spec.name, frame)
                     t0 = time.perf_counter()
-                    rendered = renderer.render(rigs[spec.name], frame, pose)
+                    rendered = renderer.render(rigs[spec.name], frame, pose) if renderer.needs_cycles(spec) else {}
+                    if spec in geometric:
+                        t1 = time.perf_counter()
+                        if frame_geometry is None:
+                            frame_geometry = geometry.gather(depsgraph)
+                        motion = None
+                        if "flow" in spec.products:
+                            motion = (step, *((poses.get(spec.name, g) @ RAISIM_TO_CV, neighbours[g])
+                                              for g in (frame + step, frame - step)))
+                        rendered.update(camera_products(frame_geometry, spec, pose @ RAISIM_TO_CV, exact_ids,
+                                                        bpy.data.objects, motion))
+                        timings["ground_truth_s"].append(time.perf_counter() - t1)
                     timings["camera_render_s"].append(time.perf_counter() - t0)
                     manifest.add_frame(spec.name, frame, camera_to_world=pose @ RAISIM_TO_CV, time=t_start)
                     self._record(spec, frame, renderer.write(spec, frame, rendered, manifest, boxes), written)
@@ -274,6 +306,10 @@ class RenderJob:
             self.result["manifest"] = path
             self.result["cancelled"] = not complete
 
+    def _evaluated_at(self, frame: int, view_layer):
+        self.bl_scene.frame_set(frame)
+        return self._depsgraph(view_layer)
+
     def _depsgraph(self, view_layer):
         if bpy.context.scene == self.bl_scene and getattr(bpy.context, "view_layer", None) == view_layer:
             return bpy.context.evaluated_depsgraph_get()
@@ -304,16 +340,19 @@ class RenderJob:
         for spec in imus:
             manifest.add_sensor(spec.name, "imu", properties=spec.properties())
 
-    def _metadata(self, samples: int, exact_ids: bool, entities) -> dict:
+    def _metadata(self, samples: int, renderer, entities, cameras, geometric) -> dict:
         sc = self.bl_scene
+        cycles = renderer is not None and any(renderer.needs_cycles(s) for s in cameras)
         meta = {
             "generator": "rscene_addon.render",
             "blender": bpy.app.version_string,
             "scene": self.doc.path if self.doc is not None else (bpy.data.filepath or sc.name),
-            "engine": "CYCLES",
+            "engine": "CYCLES" if cycles else None,
+            "device": renderer.device if cycles else None,
+            "device_backend": renderer.backend if cycles else None,
             "samples": samples,
             "denoise": bool(self.options.denoise),
-            "filter_width_px": 0.01 if exact_ids else float(sc.cycles.filter_width),
+            "filter_width_px": renderer.filter_width if cycles else None,
             "fps": self.clock.rate,
             "frame_start": self.clock.frame_start,
             "time": "t = (frame - frame_start) / fps; frame f covers [t(f), t(f + 1))",
@@ -321,10 +360,48 @@ class RenderJob:
             "segmentation": entities.table.id_map(),
             "gravity": list(self.gravity),
         }
+        if geometric:
+            meta["pixel_truth"] = self._pixel_truth_metadata(cameras)
         if self.options.seed is not None:
             meta["variation_seed"] = int(self.options.seed)
         if self.chunk is not None:
             meta["chunk"] = f"{self.chunk[0]}/{self.chunk[1]}"
+        return meta
+
+    def _pixel_truth_metadata(self, cameras) -> dict:
+        exact = bool(self.options.exact_ids)
+        products = {p for s in cameras for p in s.products}
+        meta = {
+            "source": "one ray cast through every pixel centre against the evaluated scene's triangles, "
+                      "starting at the near plane; hit distance refined in float64 on the triangle hit",
+            "raycaster": self.options.raycaster,
+            "from_ray_casts": sorted(({"depth", "segmentation", "normal"} & products if exact else set())
+                                     | ({"flow", "object_coords", "amodal"} & products)),
+        }
+        if exact and "normal" in products:
+            meta["normal"] = "corner (shading) normals interpolated at the hit, facing the camera"
+        if "flow" in products:
+            meta["flow"] = {
+                "units": "px", "axes": "u right, v down (image columns, rows)",
+                "forward": f"frame t -> t + {self.flow_step}", "backward": f"frame t -> t - {self.flow_step}",
+                "definition": "projection at the other frame of the 3D point seen through the pixel centre, "
+                              "moved rigidly with its part (camera and object motion), minus the pixel "
+                              "centre; background: directions at infinity (perspective; NaN orthographic); "
+                              "NaN where the point is gone or behind the camera; occlusion is not checked",
+                "step_frames": self.flow_step,
+            }
+        if "object_coords" in products:
+            meta["object_coords"] = {
+                "units": "m", "frame": "the entity's node object world frame without scale",
+                "nocs": "(p - box centre) / box diagonal + 0.5, tight box of the entity's geometry in its "
+                        "frame at that frame (Wang et al. 2019), in [0, 1]^3",
+            }
+        if "amodal" in products:
+            meta["amodal"] = {
+                "file": "{sensor}/amodal_{frame:05d}.npz: ids (N,) int32, masks (N, H, W) bool",
+                "definition": "pixel centres whose ray hits the instance when cast against it alone",
+                "visib_fract": "px_count_visib / px_count_all (BOP), in the instances JSON",
+            }
         return meta
 
     # -- lidar and IMU -----------------------------------------------------------------------------
@@ -391,7 +468,8 @@ def render_scene(bl_scene, out_dir, frames=None, samples=None, sensors=None, pro
 
     Returns ``{"out_dir", "manifest" (path), "files" (relative paths written), "sensors" ({name:
     {frame: {"layer.ext": absolute path}}}), "frames", "warnings", "timings" (seconds: per camera
-    render, per lidar frame, per IMU frame, per frame), "cancelled"}``.
+    render (ray-cast products included), per camera's ray-cast products, per lidar frame, per IMU
+    frame, per frame), "cancelled"}``.
     """
     job = RenderJob(bl_scene, out_dir, frames, samples, sensors, options, chunk, report)
     return job.run(progress, cancel)

@@ -17,7 +17,11 @@ Blender camera      rgb, depth, segmentation, normal
 
 ``force_torque`` and unknown kinds make nothing (the caller is told). ``cryptomatte`` (anti-aliased
 per-instance coverage) is opt-in: every image sensor makes it when ``RenderOptions.cryptomatte`` asks
-for it (and ``products``, if given, includes it).
+for it (and ``products``, if given, includes it). So are the geometric ground truths ``flow``
+(forward and backward optical flow), ``object_coords`` (object coordinates and NOCS) and ``amodal``
+(amodal masks and visibility): every image sensor makes those that ``RenderOptions.products`` names.
+Product names accept aliases (``ids`` = ``segmentation``, ``normals`` = ``normal``, ``nocs`` =
+``object_coords``, ...).
 """
 from __future__ import annotations
 
@@ -28,8 +32,9 @@ from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.manifest import safe_sensor_name
 
 __all__ = [
-    "CAMERA_PRODUCTS", "PRESET_SAMPLES", "RenderOptions", "SensorSpec", "samples_for_preset",
-    "select_specs", "spec_from_camera_record", "spec_from_sensor_record", "specs_from_document",
+    "CAMERA_PRODUCTS", "GEOMETRY_PRODUCTS", "PRESET_SAMPLES", "PRODUCTS", "RenderOptions", "SensorSpec",
+    "parse_products", "samples_for_preset", "select_specs", "spec_from_camera_record",
+    "spec_from_sensor_record", "specs_from_document",
 ]
 
 CAMERA_PRODUCTS = ("rgb", "depth", "segmentation", "normal")
@@ -41,8 +46,28 @@ _SENSOR_PRODUCTS = {
     "lidar": ("lidar",),
     "imu": ("imu",),
 }
-OPT_IN_IMAGE_PRODUCTS = ("cryptomatte",)
+GEOMETRY_PRODUCTS = ("flow", "object_coords", "amodal")  # from pixel-centre ray casts (render.geometry_pass)
+OPT_IN_IMAGE_PRODUCTS = ("cryptomatte",) + GEOMETRY_PRODUCTS
 IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS + OPT_IN_IMAGE_PRODUCTS)
+PRODUCTS = IMAGE_PRODUCTS | {"lidar", "imu", "coco", "bop"}  # coco, bop: written after the frames
+PRODUCT_ALIASES = {"ids": "segmentation", "instance": "segmentation", "semantic": "segmentation",
+                   "normals": "normal", "optical_flow": "flow", "object_coordinates": "object_coords",
+                   "nocs": "object_coords", "coords": "object_coords", "amodal_masks": "amodal",
+                   "visibility": "amodal", "color": "rgb"}
+
+
+def parse_products(value) -> frozenset | None:
+    """Product names (comma text or iterable, aliases allowed) -> canonical set; None/"" -> None."""
+    if value is None or value == "":
+        return None
+    names = split_names(value) if isinstance(value, str) else [str(v).strip() for v in value]
+    out = set()
+    for name in names:
+        key = PRODUCT_ALIASES.get(name.lower(), name.lower())
+        if key not in PRODUCTS:
+            raise ValueError(f"unknown product {name!r}; use {', '.join(sorted(PRODUCTS | set(PRODUCT_ALIASES)))}")
+        out.add(key)
+    return frozenset(out)
 CRYPTOMATTE_LEVELS = (2, 16)  # Blender's range for view_layer.pass_cryptomatte_depth
 
 # rayrai_render preset -> Cycles samples per pixel (before the caller's cap). rayrai's presets are
@@ -64,18 +89,18 @@ def samples_for_preset(preset: str | None, cap: int | None = None, fallback: int
 class RenderOptions:
     """Run-wide settings (defaults suit CPU rendering).
 
-    ``samples`` caps the preset's samples; ``exact_ids`` sets Cycles' pixel filter to 0.01 px when an
-    id image is rendered, so every pixel's depth, id and normal come from a ray through the pixel
-    centre (no neighbour ids at edges) at the cost of aliased RGB edges; ``False`` keeps the scene's
-    filter (about 1 in 1,700 edge pixels then takes a neighbour's id). ``products`` restricts what is
-    made (e.g. ``{"rgb", "depth"}``); ``range_image`` adds Euclidean range next to planar depth;
-    ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
+    ``samples`` caps the preset's samples; ``exact_ids`` takes depth, ids and normals from one ray cast
+    through every pixel centre (``render.geometry_pass``) while Cycles renders RGB anti-aliased with
+    the scene's pixel filter; ``False`` takes them from Cycles' passes (its first, jittered sample:
+    about 1 in 1,700 edge pixels then takes a neighbour's id). ``products`` restricts what is made
+    and switches on the opt-in ones (e.g. ``{"depth", "segmentation", "flow"}``: no RGB, no Cycles
+    render at all); aliases are accepted (see :func:`parse_products`); ``range_image`` adds Euclidean
+    range next to planar depth; ``keep_exr`` keeps Cycles' multilayer EXR (layer ``passes``); ``lidar_formats`` picks the point
     cloud files; ``rgb_bit_depth`` is 8 or 16; ``raycaster`` is the lidar's ray casting backend
     (``"auto"``: Embree when the ``embreex`` wheel imports, else ``"bvh"``; see ``render.caster``).
     ``cryptomatte`` > 0 adds the ``cryptomatte`` product to every image sensor: Cycles' Cryptomatte
     object pass with that many ranks (levels, 2..16) per pixel, rendered with a 1-pixel box filter so
-    that a coverage is the pixel's area fraction (this replaces ``exact_ids``' 0.01 px filter: the
-    id, depth and normal images then come from one sample anywhere in the pixel). ``seed`` (a dataset
+    that a coverage is the pixel's area fraction (RGB then uses that filter too). ``seed`` (a dataset
     variation) gives every noisy sensor the seed ``sensors.noise.variation_seed(noiseSeed, seed)``.
     """
 
@@ -92,17 +117,20 @@ class RenderOptions:
     raycaster: str = "auto"
     cryptomatte: int = 0
     seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
+    threads: int | None = None  # Cycles render threads (None: Blender's automatic, every core)
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):
             raise ValueError(f"rgb_bit_depth must be 8 or 16, got {self.rgb_bit_depth}")
+        if self.threads is not None and int(self.threads) < 1:
+            raise ValueError(f"threads must be at least 1, got {self.threads}")
         if self.samples is not None and int(self.samples) < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
         unknown = set(self.lidar_formats) - {"npy", "ply", "pcd"}
         if unknown:
             raise ValueError(f"unknown lidar formats {sorted(unknown)}; use npy, ply, pcd")
         if self.products is not None:
-            self.products = frozenset(self.products)
+            self.products = parse_products(self.products) or frozenset()
         if self.raycaster not in ("auto", "embree", "bvh"):
             raise ValueError(f"unknown raycaster {self.raycaster!r}; use auto, embree, bvh")
         lo, hi = CRYPTOMATTE_LEVELS
@@ -111,7 +139,8 @@ class RenderOptions:
 
     def opt_in_products(self) -> tuple:
         """Opt-in products these options ask for."""
-        return ("cryptomatte",) if self.cryptomatte else ()
+        chosen = ("cryptomatte",) if self.cryptomatte else ()
+        return chosen + tuple(p for p in GEOMETRY_PRODUCTS if self.products and p in self.products)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .kinematics import frame_transform, integrate, jacobian
-from .model import Robot
+from .robot import Robot
 from ..base.spatial import log_rotation, quat_to_matrix
 
 __all__ = ["IKOptions", "IKResult", "options_from_record", "solve_ik"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Joint, Robot
+from .robot import Joint, Robot
 from ..base.spatial import axis_angle_matrix, quat_multiply, quat_normalize, quat_to_matrix, skew
 
 __all__ = ["forward_kinematics", "frame_transform", "integrate", "jacobian", "joint_frames", "joint_motion",

@@ -88,6 +88,42 @@ def unlabelled_id(classes: dict) -> int:
     return max((int(k) for k in classes), default=0) + 1
 
 
+def instance_runs(instance, background: int = -1) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Every instance's runs at once: ``{id: (starts, ends)}``, the column-major pixel ranges
+    ``[start, end)`` it covers, in order. One pass over the image whatever the number of instances."""
+    flat = np.asarray(instance).ravel(order="F")
+    if flat.size == 0:
+        return {}
+    edges = np.flatnonzero(flat[1:] != flat[:-1]) + 1
+    starts = np.concatenate(([0], edges))
+    ends = np.concatenate((edges, [flat.size]))
+    ids = flat[starts]
+    keep = ids != background
+    starts, ends, ids = starts[keep], ends[keep], ids[keep]
+    order = np.argsort(ids, kind="stable")  # stable: each id's runs stay in image order
+    starts, ends, ids = starts[order], ends[order], ids[order]
+    cuts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+    return {int(group_ids[0]): (s, e) for group_ids, s, e in
+            zip(np.split(ids, cuts), np.split(starts, cuts), np.split(ends, cuts)) if len(group_ids)}
+
+
+def _from_runs(starts: np.ndarray, ends: np.ndarray, height: int, size: int) -> tuple[list[int], int, list[int]]:
+    """``(counts, area, bbox)`` of one instance's runs over an image of ``size`` pixels (see
+    :func:`rle_counts`, :func:`mask_bbox`)."""
+    gaps = starts - np.concatenate(([0], ends[:-1]))
+    tail = size - int(ends[-1])
+    counts = np.empty(2 * len(starts) + (tail > 0), dtype=np.int64)
+    counts[0:2 * len(starts):2], counts[1:2 * len(starts):2] = gaps, ends - starts
+    if tail:
+        counts[-1] = tail  # the zeros after the last run, as COCO's encoder writes them
+    x0, x1 = int(starts[0] // height), int((ends[-1] - 1) // height)
+    # a run that goes on into the next column covers the last row of one and the first of the next
+    wraps = bool(np.any(starts // height != (ends - 1) // height))
+    y0 = 0 if wraps else int((starts % height).min())
+    y1 = height - 1 if wraps else int(((ends - 1) % height).max())
+    return counts.tolist(), int((ends - starts).sum()), [x0, y0, x1 - x0 + 1, y1 - y0 + 1]
+
+
 def instance_annotations(instance, class_of: dict, classes: dict, background: int = -1) -> list[dict]:
     """One COCO annotation (without ``id``/``image_id``) per instance id in ``instance`` (H, W), in id
     order: ``category_id`` from ``class_of`` ({instance id: class id}, 0 or missing: unlabelled),
@@ -96,18 +132,17 @@ def instance_annotations(instance, class_of: dict, classes: dict, background: in
     if instance.ndim != 2:
         raise ValueError(f"instance image must be (H, W), got shape {instance.shape}")
     spare = unlabelled_id(classes)
+    height, width = instance.shape
     out = []
-    for iid in np.unique(instance):
-        if iid == background:
-            continue
-        mask = instance == iid
-        class_id = int(class_of.get(int(iid), 0))
+    for iid, (starts, ends) in sorted(instance_runs(instance, background).items()):
+        counts, area, bbox = _from_runs(starts, ends, height, height * width)
+        class_id = int(class_of.get(iid, 0))
         out.append({
-            "instance_id": int(iid),
+            "instance_id": iid,
             "category_id": class_id if class_id > 0 else spare,
-            "segmentation": rle_encode(mask),
-            "area": int(mask.sum()),
-            "bbox": mask_bbox(mask),
+            "segmentation": {"size": [height, width], "counts": encode_counts(counts)},
+            "area": area,
+            "bbox": bbox,
             "iscrowd": 0,
         })
     return out

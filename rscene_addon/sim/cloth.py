@@ -12,7 +12,7 @@ import numpy as np
 
 from .geometry import PLANE
 from .granular import compute_aabbs_one
-from .model import ClothSpec
+from .physics_model import ClothSpec
 from .sdf import geom_distance
 
 

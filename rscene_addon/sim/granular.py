@@ -15,7 +15,7 @@ import numpy as np
 
 from .broadphase import compute_aabbs
 from .geometry import PLANE
-from .model import DYNAMIC, GranularSpec
+from .physics_model import DYNAMIC, GranularSpec
 from .mathutil import cross
 from .sdf import geom_distance, geom_point_velocity
 

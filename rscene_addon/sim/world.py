@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .broadphase import candidate_pairs, compute_aabbs
-from .build import build
+from .model_builder import build
 from .cloth import Cloth
 from . import kernels
 from .geometry import HEIGHTFIELD, PLANE
@@ -43,7 +43,7 @@ from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
                        quat_rotate, quat_to_matrix, tangent_basis)
-from .model import DYNAMIC, KINEMATIC, STATIC, Model, State
+from .physics_model import DYNAMIC, KINEMATIC, STATIC, Model, State
 from .narrowphase import Frames, collide
 from .solver import Rows, color_rows, jacobians, order_by_color, solve, warm_start
 

@@ -30,6 +30,8 @@ class RSCENE_PT_render_sensors(bpy.types.Panel):
         sub.enabled = not settings.use_scene_range
         sub.prop(settings, "frame_start")
         sub.prop(settings, "frame_end", text="End")
+        col.prop(settings, "products")
+        col.prop(settings, "use_gpu")
         col.prop(settings, "samples")
         col.prop(settings, "rgb_16bit")
         col.prop(settings, "range_image")

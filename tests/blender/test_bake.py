@@ -3,7 +3,7 @@ import bpy
 import numpy as np
 import pytest
 
-from rscene_addon.blender import bake, build
+from rscene_addon.blender import bake, scene_import
 from rscene_addon.formats import rscene
 from rscene_addon.sim import simulate
 from tests.corpus import EXAMPLE
@@ -12,7 +12,7 @@ from tests.corpus import EXAMPLE
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_bake_operator_keys_match_the_simulated_trajectory(blank, backend, monkeypatch):
     import rscene_addon.sim
-    build.import_scene_file(str(EXAMPLE), bpy.context.scene)
+    scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 24
     scene.rscene.sim_backend = backend  # the scene panel's "Physics backend"
@@ -51,7 +51,7 @@ def test_animated_kinematic_body_drives_the_simulation(blank, tmp_path):
         "object /World/Ground ground 0 0 0 1 0 0 0 10 10 1 0.5 1 1 default - false true false - static true 1 18446744073709551615\n"
         "object /World/Pusher box -1 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - kinematic true 1 18446744073709551615\n"
         "object /World/Crate box 0.5 0 0.25 1 0 0 0 0.5 0.5 0.5 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 30
     pusher = next(ob for ob in scene.objects if ob.rscene.path == "/World/Pusher")
@@ -87,7 +87,7 @@ def test_robot_links_are_baked_to_their_simulated_world_poses(blank, tmp_path):
         "raisim_engine_scene 2\n"
         "articulated_resource pendulum_res pendulum pendulum.urdf\n"
         "articulated /World/Pendulum pendulum_res 0 0 2 1 0 0 0 true true generalizedCoordinate=0.4\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 24
     assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=13) == {"FINISHED"}
@@ -109,7 +109,7 @@ def test_cloth_is_baked_as_a_point_cache_that_plays_the_simulated_vertices(blank
     path.write_text(
         "raisim_engine_scene 2\n"
         "deformable /World/Flag cloth - 0 0 1.5 1 0 0 0 1 1 1 pinnedVertices=0,10 particleSpacing=0.1\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 24
     assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=9) == {"FINISHED"}
@@ -133,7 +133,7 @@ def test_baked_keys_are_linear_between_frames_and_rebake_replaces_them(blank):
     """Keys are written in frame order without an F-curve update: evaluation between two frames is the
     straight line between the simulated poses, and a second bake replaces the first one's keys."""
     from rscene_addon.sim.trajectory import Trajectory
-    build.import_scene_file(str(EXAMPLE), bpy.context.scene)
+    scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
     scene = bpy.context.scene
     crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
     names = np.array(["/World/Crate"])

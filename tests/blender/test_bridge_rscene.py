@@ -9,7 +9,7 @@ from bpy_extras.object_utils import world_to_camera_view
 from tests.corpus import EXAMPLE, RSCENE_FILES
 from mathutils import Quaternion, Vector
 
-from rscene_addon.blender import build, extract, sources
+from rscene_addon.blender import scene_import, extract, sources
 from rscene_addon.blender.transaction import ID_COLLECTIONS
 from rscene_addon.formats import rscene
 
@@ -19,7 +19,7 @@ def _nodes(kind):
 
 
 def _import(path, **options):
-    return build.import_scene_file(str(path), bpy.context.scene, build.ImportOptions(**options))
+    return scene_import.import_scene_file(str(path), bpy.context.scene, scene_import.ImportOptions(**options))
 
 
 @pytest.mark.parametrize("path", RSCENE_FILES, ids=lambda p: p.name)
@@ -169,7 +169,7 @@ def test_failed_import_leaves_blender_data_untouched(blank, monkeypatch):
 
     def explode(self, record):
         raise RuntimeError("boom")
-    monkeypatch.setattr(build.SceneBuilder, "build_camera", explode)
+    monkeypatch.setattr(scene_import.SceneBuilder, "build_camera", explode)
     with pytest.raises(RuntimeError):
         _import(EXAMPLE)
     after = {name: len(getattr(bpy.data, name)) for name in before}

@@ -158,6 +158,7 @@ def test_zip_layout(extension_zip: Path) -> None:
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names, "the extension's __init__.py must be at the zip root"
+    assert "demo.rscene" in names, "the demo command's scene ships with the extension"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")], names
     # this platform's wheels only, each where the zip's manifest says
     assert manifest["platforms"] == [_host_platform()]

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from rscene_addon.render.cli import run_render_cli
+from rscene_addon.commands.render_job import run_render_cli
 from rscene_addon.render.plan import RenderOptions
 from rscene_addon.sensors.annotations import with_needed_products
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures

@@ -168,7 +168,7 @@ def test_decode_maps_hashes_merges_an_instance_and_sorts_by_coverage():
 def test_cryptomatte_is_opt_in_for_image_sensors_only():
     import argparse
 
-    from rscene_addon.render.cli import add_arguments, options_from_args
+    from rscene_addon.commands.render_job import add_arguments, options_from_args
     from rscene_addon.render.plan import CAMERA_PRODUCTS, SensorSpec
 
     def parse(*extra):

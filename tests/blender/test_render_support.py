@@ -6,7 +6,7 @@ from __future__ import annotations
 import bpy
 import pytest
 
-from rscene_addon.blender import build
+from rscene_addon.blender import scene_import
 
 BOX = ("object /World/Box box 0 0 0.5 1 0 0 0 1 1 1 0.5 1 1 default - false true false - static true "
        "1 18446744073709551615 semanticClass=crate instanceId=7")
@@ -27,7 +27,7 @@ def write_scene(tmp_path, *lines: str, name: str = "scene.rscene") -> str:
 
 def import_scene(tmp_path, *lines: str):
     path = write_scene(tmp_path, *lines)
-    build.import_scene_file(path, bpy.context.scene)
+    scene_import.import_scene_file(path, bpy.context.scene)
     return bpy.context.scene
 
 

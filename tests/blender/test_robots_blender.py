@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from mathutils import Matrix
 
-from rscene_addon.blender import build, extract
+from rscene_addon.blender import scene_import, extract
 from rscene_addon.blender import robots as rb
 from rscene_addon.formats import rscene
+from rscene_addon.formats import robot_files
 from rscene_addon.robots import scene_io
 from rscene_addon.robots.kinematics import forward_kinematics
 
@@ -74,10 +75,10 @@ def _lines(tmp_path):
 
 
 def _dispatch(monkeypatch):
-    """What build.py will do: ``articulated`` records to build_robot, other support kinds as before."""
-    if hasattr(build.SceneBuilder, "build_articulated"):  # wired in build.py: nothing to patch
+    """What scene_import.py will do: ``articulated`` records to build_robot, other support kinds as before."""
+    if hasattr(scene_import.SceneBuilder, "build_articulated"):  # wired in scene_import.py: nothing to patch
         return
-    original = build.SceneBuilder.build_support
+    original = scene_import.SceneBuilder.build_support
 
     def dispatch(self, record):
         if record.tag == "articulated" and not getattr(self, "_in_robot_fallback", False):
@@ -88,7 +89,7 @@ def _dispatch(monkeypatch):
                 self._in_robot_fallback = False
         return original(self, record)
 
-    monkeypatch.setattr(build.SceneBuilder, "build_support", dispatch)
+    monkeypatch.setattr(scene_import.SceneBuilder, "build_support", dispatch)
 
 
 @pytest.fixture
@@ -102,7 +103,7 @@ def scene_file(tmp_path):
 def imported(blank, scene_file, monkeypatch):
     _dispatch(monkeypatch)
     warnings = []
-    build.import_scene_file(str(scene_file), bpy.context.scene, report=lambda lvl, msg: warnings.append(msg))
+    scene_import.import_scene_file(str(scene_file), bpy.context.scene, report=lambda lvl, msg: warnings.append(msg))
     bpy.context.view_layer.update()
     roots = {ob.rscene.path: ob for ob in bpy.data.objects if ob.rscene.kind == "articulated"}
     return roots, warnings
@@ -111,9 +112,9 @@ def imported(blank, scene_file, monkeypatch):
 def _fk(scene_file, path, gc=None):
     scene = rscene.read(str(scene_file))
     record = scene.by_path(path)
-    robot = scene_io.robot_for_record(scene, record)
+    robot = robot_files.robot_for_record(scene, record)
     if gc is None:
-        return robot, scene_io.posed_links_for_record(scene, record, robot)
+        return robot, robot_files.posed_links_for_record(scene, record, robot)
     return robot, forward_kinematics(robot, np.asarray(gc, dtype=float), scene_io.record_base_transform(record))
 
 
@@ -373,7 +374,7 @@ def _bake_box_robots(tmp_path, monkeypatch, lines):
     path = tmp_path / "robots.rscene"
     path.write_text("\n".join(["raisim_engine_scene 2", "time_step 0.002",
                                "articulated_resource box_res box box.urdf", *lines]) + "\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 24
     assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=25) == {"FINISHED"}

@@ -10,7 +10,7 @@ import pytest
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Matrix, Quaternion, Vector
 
-from rscene_addon.blender import build, extract
+from rscene_addon.blender import scene_import, extract
 from rscene_addon.blender.support_records import build_support_record, probe_type
 
 S = math.sqrt(0.5)
@@ -57,19 +57,19 @@ def imported(blank, scene_file, monkeypatch):
     """The file imported with support records dispatched to ``build_support_record``."""
     _dispatch_support_records(monkeypatch)
     warnings = []
-    build.import_scene_file(str(scene_file), bpy.context.scene, report=lambda lvl, msg: warnings.append(msg))
+    scene_import.import_scene_file(str(scene_file), bpy.context.scene, report=lambda lvl, msg: warnings.append(msg))
     bpy.context.view_layer.update()
     return {ob.rscene.path: ob for ob in bpy.data.objects if ob.rscene.kind}, warnings
 
 
 def _dispatch_support_records(monkeypatch):
-    """What build.py will do: support kinds to build_support_record, the rest to the original empty."""
-    original = build.SceneBuilder.build_support
+    """What scene_import.py will do: support kinds to build_support_record, the rest to the original empty."""
+    original = scene_import.SceneBuilder.build_support
 
     def dispatch(self, record):
         return build_support_record(self, record, fallback=lambda rec: original(self, rec))
 
-    monkeypatch.setattr(build.SceneBuilder, "build_support", dispatch)
+    monkeypatch.setattr(scene_import.SceneBuilder, "build_support", dispatch)
 
 
 def _pose(position, wxyz):
@@ -171,11 +171,13 @@ def test_point_cloud_points_and_colors(imported):
 def test_granular_box_fill_and_explicit(imported):
     obs, _ = imported
     sand, pebbles = obs["/World/Sand"], obs["/World/Pebbles"]
-    assert len(sand.data.vertices) == 5 * 5 * 2
+    # centres inset by the radius, 0.05 apart: x, y from -0.09 to 0.06 (4 each), one layer at z = 0.01
+    assert len(sand.data.vertices) == 4 * 4 * 1
     co = np.array([v.co for v in sand.data.vertices])
-    assert co.min(axis=0) == pytest.approx((-0.1, -0.1, 0.0), abs=1e-6)
-    assert co.max(axis=0) == pytest.approx((0.1, 0.1, 0.05), abs=1e-6)
-    assert _attribute(sand.data, "radius", "value", 1) == pytest.approx(np.full(50, 0.01))
+    jitter = 0.05 * (0.05 - 0.02 + 0.002)
+    assert co.min(axis=0) == pytest.approx((-0.09, -0.09, 0.01), abs=jitter)
+    assert co.max(axis=0) == pytest.approx((0.06, 0.06, 0.01), abs=jitter)
+    assert _attribute(sand.data, "radius", "value", 1) == pytest.approx(np.full(16, 0.01))
     assert len(pebbles.data.vertices) == 2
     assert _attribute(pebbles.data, "radius", "value", 1) == pytest.approx([0.02, 0.03])
     assert tuple(pebbles.location) == pytest.approx((0, 0, 1))
@@ -226,12 +228,12 @@ def test_failed_import_leaves_no_datablocks(blank, scene_file, monkeypatch):
     def fail(self):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(build.SceneBuilder, "_apply_scene_settings", fail)
+    monkeypatch.setattr(scene_import.SceneBuilder, "_apply_scene_settings", fail)
     names = ("objects", "meshes", "curves", "cameras", "lightprobes", "materials", "node_groups",
              "collections")
     before = {n: len(getattr(bpy.data, n)) for n in names}
     with pytest.raises(RuntimeError):
-        build.import_scene_file(str(scene_file), bpy.context.scene)
+        scene_import.import_scene_file(str(scene_file), bpy.context.scene)
     assert {n: len(getattr(bpy.data, n)) for n in names} == before
 
 
@@ -245,7 +247,7 @@ def test_point_colors_render_in_cycles(blank, tmp_path, monkeypatch):
         "light /World/Sun 0 0 -1 3 type=directional",
         "point_cloud /World/Cloud points=0,-0.2,0;0,0.2,0 colors=1,0,0,1;0,1,0,1 pointSize=60",
     ]) + "\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.engine = "CYCLES"
     scene.cycles.samples = 4
@@ -263,7 +265,7 @@ def test_deleting_a_compound_removes_its_children_records(blank, tmp_path):
     from rscene_addon.formats import rscene as codec
     path = tmp_path / "compound.rscene"
     path.write_text("\n".join(LINES[:2] + [line for line in LINES if line.startswith("compound")]) + "\n")
-    build.import_scene_file(str(path), bpy.context.scene)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
     compound = next(ob for ob in bpy.data.objects if ob.rscene.kind == "compound")
     for child in list(compound.children):
         bpy.data.objects.remove(child)

@@ -20,7 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "rscene_addon"
 
 # (subpackage, required): required ones must exist; the others are skipped until they are written.
-SUBPACKAGES = [("base", True), ("model", True), ("formats", True), ("sim", True), ("sensors", True), ("robots", True)]
+SUBPACKAGES = [("base", True), ("model", True), ("scene_geometry", True), ("formats", True), ("sim", True), ("sensors", True), ("robots", True)]
 
 # Top-level modules that exist only inside Blender (bpy wheel or Blender's bundled scripts).
 BLENDER_ONLY = (

@@ -8,7 +8,8 @@ from rscene_addon.formats.urdf import loads_robot
 from rscene_addon.model import FormatError, Scene, new_record
 from rscene_addon.robots.ik import IKOptions, options_from_record, solve_ik
 from rscene_addon.robots.kinematics import frame_transform
-from rscene_addon.robots.scene_io import posed_links, posed_links_for_record, robot_for_record
+from rscene_addon.formats.robot_files import posed_links_for_record, robot_for_record
+from rscene_addon.robots.scene_io import posed_links
 from rscene_addon.base.spatial import matrix_to_quat
 
 from .conftest import ARM_3LINK, PLANAR_2LINK

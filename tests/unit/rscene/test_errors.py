@@ -43,7 +43,19 @@ def test_empty_file(text):
 def test_missing_header():
     (d,) = errors("# a scene\n\ntime_step 0.001\ngravity 0 0 -9.81\n")
     assert (d.line, d.tag) == (3, "time_step")
-    assert "missing 'raisim_engine_scene' header" in d.message
+    assert "expected the 'raisim_engine_scene N' header" in d.message
+
+
+def test_missing_header_of_an_rscene_named_file(tmp_path):
+    """Content that says nothing else: the .rscene name decides, and the error names the first record."""
+    from rscene_addon.formats import registry
+    path = tmp_path / "scene.rscene"
+    path.write_text("# a scene\n\ngroup /A\n")
+    with pytest.raises(FormatError) as info:
+        registry.read_scene(str(path))
+    d = info.value.first
+    assert (d.file, d.line, d.tag) == (str(path), 3, "group")
+    assert "expected the 'raisim_engine_scene N' header" in d.message
 
 
 @pytest.mark.parametrize("header, message", [

@@ -303,3 +303,22 @@ def test_command_line_writes_both_and_fails_cleanly(tmp_path):
     empty.mkdir()
     failed = run(str(empty), "--coco")
     assert failed.returncode == 1 and "manifest.json" in failed.stdout and "Traceback" not in failed.stderr
+
+
+def test_one_pass_annotations_equal_pycocotools_per_instance_on_random_id_images():
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        h, w = (int(v) for v in rng.integers(1, 25, 2))
+        ids = rng.integers(-1, 5, (h, w)).astype(np.int32)
+        if trial % 2:  # blocky images: long runs, runs that go on into the next column
+            ids = np.repeat(np.repeat(ids[: max(1, h // 3), : max(1, w // 3)], 3, 0), 3, 1)[:h, :w]
+            h, w = ids.shape
+        anns = coco.instance_annotations(ids, {1: 1, 2: 2}, {"0": "", "1": "a", "2": "b"})
+        assert [a["instance_id"] for a in anns] == [int(v) for v in np.unique(ids) if v != -1]
+        for ann in anns:
+            mask = ids == ann["instance_id"]
+            ref = mask_util.encode(np.asfortranarray(mask.astype(np.uint8)))
+            assert ann["segmentation"]["counts"] == ref["counts"].decode("ascii"), trial
+            assert ann["area"] == int(mask.sum())
+            assert ann["bbox"] == [int(v) for v in mask_util.toBbox(ref)]
+            assert ann["category_id"] == {1: 1, 2: 2}.get(ann["instance_id"], 3)

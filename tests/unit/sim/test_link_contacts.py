@@ -11,7 +11,7 @@ from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.sim.articulated import ArticulatedSystem
 from rscene_addon.sim.link_contacts import WorldContacts
-from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.scenes import ALL, ground, header, obj, scene_from
 from tests.unit.sim.link_robots import BOX_M, box_urdf, read_robot
 
 G = 9.81

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rscene_addon.sim import Cancelled, Trajectory, World, run_simulation_cli, simulate
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from rscene_addon.commands.simulate_job import run_simulation_cli
+from rscene_addon.sim import Cancelled, Trajectory, World, simulate
+from tests.scenes import ground, header, obj, scene_from
 
 # every test here runs on both physics backends (numpy reference, compiled numba kernels)
 pytestmark = pytest.mark.usefixtures("sim_backend")

@@ -18,7 +18,7 @@ import pytest
 from rscene_addon.sim import World, kernels, simulate
 from rscene_addon.sim.mathutil import quat_from_axis_angle, quat_rotate
 from rscene_addon.sim.narrowphase import Frames, collide
-from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.scenes import ALL, ground, header, obj, scene_from
 from rscene_addon.sim.solver import Rows, jacobians, solve, warm_start
 
 needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba does not import here")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 
 # every test here runs on both physics backends (numpy reference, compiled numba kernels)
 pytestmark = pytest.mark.usefixtures("sim_backend")
@@ -139,7 +139,8 @@ def test_cloth_hangs_below_its_pinned_corners():
 def test_a_seed_changes_the_granular_fill_jitter_and_nothing_else():
     """A dataset variation's seed reaches the simulation: the granular box fill's jitter (its only random
     choice) follows it; no seed keeps the fixed default, and the same seed gives the same fill."""
-    from rscene_addon.sim.build import GRANULAR_JITTER_SEED, build
+    from rscene_addon.scene_geometry.particles import JITTER_SEED as GRANULAR_JITTER_SEED
+    from rscene_addon.sim.model_builder import build
     scene = scene_from(_sandbox())
     default, default_state = build(scene)
     same_default, _ = build(scene, seed=GRANULAR_JITTER_SEED)

@@ -11,9 +11,9 @@ from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.sim import geometry as geo
 from rscene_addon.sim.broadphase import group_mask_ok, sweep_and_prune
-from rscene_addon.sim.meshio import read_mesh, read_rasset
+from rscene_addon.scene_geometry.mesh_files import read_mesh, read_rasset
 from rscene_addon.sim.narrowphase import WorldPoly, polytope_polytope
-from rscene_addon.sim.scenes import ALL, ground, header, obj
+from tests.scenes import ALL, ground, header, obj
 
 CUBE_V = [(x, y, z) for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]
 CUBE_F = [(1, 2, 4, 3), (5, 7, 8, 6), (1, 5, 6, 2), (3, 4, 8, 7), (1, 3, 7, 5), (2, 6, 8, 4)]
@@ -105,7 +105,7 @@ def test_mesh_rasset_missing_mesh_and_compound_bodies(tmp_path):
         '<collision type="capsule" radius="0.1" height="0.8" position="0 0 1" '
         'quaternion="0.7071068 0.7071068 0 0"/>'
         '<collision type="convex_mesh" file="cube.obj" position="3 0 0.5"/></rasset>')
-    shapes = read_rasset(str(tmp_path / "rock.rasset"))
+    shapes = read_rasset(str(tmp_path / "rock.rasset")).shapes
     assert [s.type for s in shapes] == ["box", "capsule", "convex_mesh"]
     assert shapes[0].size == (1.0, 2.0, 0.5) and shapes[1].quaternion[1] == pytest.approx(0.7071068)
     lines = header(dt=0.002) + [

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate
 

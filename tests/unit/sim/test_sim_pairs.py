@@ -8,7 +8,7 @@ import pytest
 
 from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate
-from rscene_addon.sim.scenes import ground, header, obj, scene_from
+from tests.scenes import ground, header, obj, scene_from
 
 LYING_X = (math.cos(math.pi / 4), 0.0, math.sin(math.pi / 4), 0.0)  # local z turned onto world x
 LYING_Y = (math.cos(math.pi / 4), math.sin(math.pi / 4), 0.0, 0.0)  # local z turned onto world y

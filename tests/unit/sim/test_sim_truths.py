@@ -15,7 +15,7 @@ import pytest
 
 from rscene_addon.sim import DYNAMIC, World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate, quat_to_matrix
-from rscene_addon.sim.scenes import ALL, ground, header, obj, scene_from
+from tests.scenes import ALL, ground, header, obj, scene_from
 
 # every test here runs on both physics backends (numpy reference, compiled numba kernels)
 pytestmark = pytest.mark.usefixtures("sim_backend")

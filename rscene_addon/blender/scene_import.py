@@ -1,0 +1,459 @@
+"""Scene model -> Blender data (import). Transactional: on any error, everything made is removed.
+
+Passes, as in glTF-Blender-IO: keep the source text, materials, the collection tree, one Blender object
+per node record, then the scene-wide settings (world, gravity, camera, resolution) last, so a failure
+before them leaves the Blender file exactly as it was.
+
+Each node object carries ``ob.rscene`` (source text and record index, from which its kind, path and id
+are read, and the editable physics fields); export (``extract.py``) compares Blender with the records
+and rewrites only what changed.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from itertools import chain, count, repeat
+from typing import Callable
+
+import bpy
+import numpy as np
+
+from ..formats import rscene
+from ..model import Record, Scene
+from ..model.record import paused_gc
+from ..scene_geometry.primitives import ROUND_PRIMITIVES, primitive_size
+from . import conventions as cv
+from . import assets, meshes, sources, world
+from .materials import ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material
+from .support_records import build_support_record
+from .transaction import Transaction
+
+SUPPORT_KINDS = ("wire", "sensor", "local_fog", "reflection_probe", "irradiance_volume", "projected_decal",
+                 "point_cloud", "granular", "deformable", "compound", "articulated", "terrain_foliage_layer")
+
+
+@dataclass
+class ImportOptions:
+    import_cameras: bool = True
+    import_lights: bool = True
+    physics_helpers: bool = True  # invisible collision-only objects (shown as wireframe bounds)
+    placeholders: bool = True  # a named placeholder for a missing mesh file
+    set_active_camera: bool = True
+    import_world: bool = True
+
+
+_ALL_GROUPS = 2**64 - 1
+_UNIT = (1.0, 1.0, 1.0)
+_QUATERNION_MODE = bpy.types.Object.bl_rna.properties["rotation_mode"].enum_items["QUATERNION"].value
+
+
+def _set_node_props(props, record, mode: str) -> None:
+    """Copy the editable physics fields; values equal to the property defaults are not written
+    (each PropertyGroup write costs microseconds, and scenes have tens of thousands of objects)."""
+    get = record.get
+    if mode != "dynamic":
+        props.body_mode = mode
+    mass = max(get("mass"), 0.0)
+    if mass != 1.0:
+        props.mass = mass
+    if not get("collidable"):
+        props.collidable = False
+    group, mask = get("collisionGroup"), get("collisionMask")
+    if group != 1:
+        props.collision_group = str(group)
+    if mask != _ALL_GROUPS:
+        props.collision_mask = str(mask)
+    if record.raw_keys:  # the segmentation labels are keys; most records have none
+        if record.has("semanticClass"):
+            props.semantic_class = get("semanticClass")
+        if record.has("instanceId"):
+            props.instance_id = max(int(get("instanceId")), -1)
+
+
+def _floats(vectors, width: int) -> np.ndarray:
+    """(N, width) float64 from N tuples (twice as fast as ``np.array`` on tuples)."""
+    return np.fromiter(chain.from_iterable(vectors), np.float64, len(vectors) * width).reshape(-1, width)
+
+
+def _set_pose(ob, location, quaternion, scale) -> None:
+    ob.location = location
+    ob.rotation_mode = "QUATERNION"
+    ob.rotation_quaternion = cv.normalized_quat(quaternion)
+    ob.scale = scale
+
+
+class SceneBuilder:
+    """Builds one scene model into ``bl_scene``. ``report(level, message)`` receives warnings."""
+
+    def __init__(self, scene: Scene, bl_scene, options: ImportOptions | None = None,
+                 report: Callable[[str, str], None] | None = None,
+                 progress: Callable[[float], None] | None = None, name: str | None = None):
+        self.scene = scene
+        self.bl_scene = bl_scene
+        self.options = options or ImportOptions()
+        self.report = report or (lambda level, message: None)
+        self.progress = progress or (lambda fraction: None)
+        self.name = name or (os.path.splitext(os.path.basename(scene.path))[0] if scene.path else "scene")
+        self.materials: dict[str, bpy.types.Material] = {}
+        self.collections: dict[int, bpy.types.Collection] = {}
+        self.created_objects: list = []
+        self.meshes = meshes.PrimitiveCache([])
+        self.assets = assets.AssetLibrary(scene, self.warn)
+        self.first_camera = None
+        self.source = None
+        self._source_name: str | None = None  # the source text's name, read once (an RNA string read each time)
+        self._uids: dict[int, int] | None = None
+        self._poses: list | None = None  # while _build_nodes runs: object poses to set in bulk
+        self._objects_new = None  # while build runs: bpy.data.objects.new, looked up once (1 us a call)
+
+    def warn(self, message: str) -> None:
+        self.report("WARNING", message)
+
+    # -- entry point ------------------------------------------------------------------------------------
+
+    def build(self) -> bpy.types.Collection:
+        with paused_gc(), Transaction():
+            self._objects_new = bpy.data.objects.new
+            self._uid_index()
+            self.source = self._store_source()
+            self._source_name = self.source.name
+            self.root = bpy.data.collections.new(self.name)
+            self._build_materials()
+            self._build_groups()
+            self._build_nodes()
+            self._link_root()
+            self._apply_scene_settings()
+            self._objects_new = None
+        sources.remember(self.source, self.scene)  # the text's document, parsed already
+        return self.root
+
+    def _store_source(self):
+        text = bpy.data.texts.new(f"{self.name}.rscene")
+        text.from_string(rscene.dumps(self.scene))
+        text["rscene_path"] = self.scene.path or ""
+        sources.new_revision(text)
+        text.use_fake_user = True
+        return text
+
+    def _link_root(self) -> None:
+        self.bl_scene.collection.children.link(self.root)
+
+    # -- materials ------------------------------------------------------------------------------------
+
+    def _build_materials(self) -> None:
+        resolve = self.scene.resolve
+        for record in self.scene.of("material"):
+            mat = material_from_record(record, resolve, self.warn)
+            self._tag(mat, record)
+            self.materials.setdefault(record.id, mat)
+
+    def material(self, ref: str):
+        mat = self.materials.get(ref or "engine_default")
+        return mat if mat is not None else self._missing_material(ref or "engine_default")
+
+    def _missing_material(self, ref: str):
+        if ref != "engine_default":
+            self.warn(f"material {ref!r} is not defined: using engine_default")
+            return self.material("engine_default")
+        mat = new_material("engine_default", ENGINE_DEFAULT_COLOR, 0.0, ENGINE_DEFAULT_ROUGHNESS)
+        mat["rscene_id"] = "engine_default"
+        self.materials[ref] = mat
+        return mat
+
+    def _tag(self, datablock, record: Record) -> None:
+        datablock["rscene_uid"] = self.uid(record)
+        datablock["rscene_id"] = record.id or ""
+
+    # -- collections ----------------------------------------------------------------------------------
+
+    def _build_groups(self) -> None:
+        tree = self.scene.children()
+        pending = [(None, self.root)]
+        while pending:
+            parent, collection = pending.pop()
+            for child in tree.get(parent, ()):
+                if child.tag != "group":
+                    continue
+                sub = bpy.data.collections.new(os.path.basename(child.path.rstrip("/")) or child.path)
+                collection.children.link(sub)
+                sub["rscene_uid"] = self.uid(child)
+                sub["rscene_path"] = child.path
+                sub.hide_viewport = not child.get("visible") if child.schema.field("visible") else False
+                sub.hide_select = bool(child.get("locked")) if child.schema.field("locked") else False
+                self.collections[id(child)] = sub
+                pending.append((child, sub))
+        self._parent_collection = {}  # the records in a group; every other one goes in the root collection
+        for parent, children in tree.items():
+            if parent is not None and parent.tag == "group":
+                target = self.collections.get(id(parent), self.root)
+                self._parent_collection.update(dict.fromkeys(map(id, children), target))
+
+    def collection_for(self, record: Record):
+        return self._parent_collection.get(id(record), self.root)
+
+    # -- nodes --------------------------------------------------------------------------------------------
+
+    def uid(self, record) -> int:
+        return self._uid_index()[id(record)]
+
+    def _uid_index(self) -> dict[int, int]:
+        if self._uids is None:
+            self._uids = {id(item): i for i, item in enumerate(self.scene.items)}
+        return self._uids
+
+    def _build_nodes(self) -> None:
+        builders = {
+            "object": self.build_object, "light": self.build_light, "camera": self.build_camera,
+            "terrain_region": self.build_terrain, "instanced_visual": self.build_instanced_visual,
+            "articulated": self.build_articulated,
+        }
+        support = lambda r: build_support_record(self, r)  # noqa: E731
+        records = [r for r in self.scene.records if r.tag in builders or r.tag in SUPPORT_KINDS]
+        total = max(len(records), 1)
+        node_uids = []
+        parent_collection, root, uids = self._parent_collection, self.root, self._uid_index()
+        assets = self.assets
+        members: dict = {}  # collection -> the objects linked to it here, in order (its own order: it is new)
+        links: dict = {}  # collection -> its objects.link, looked up once
+        self._poses = poses = []
+        for i, record in enumerate(records):
+            ob = builders.get(record.tag, support)(record)
+            if ob is not None:
+                node_uids.append(uids[id(record)])  # every builder makes its object with new_object(record)
+                collection = parent_collection.get(id(record), root)
+                link = links.get(collection)
+                if link is None:
+                    link = links[collection] = collection.objects.link
+                    members[collection] = []
+                link(ob)
+                linked = members[collection]
+                linked.append(ob)
+                if assets.pending_children:
+                    for child in assets.take_children():
+                        link(child)
+                        linked.append(child)
+            if i % 256 == 0:
+                self.progress(i / total)
+        self._poses = None
+        self._apply_poses(poses, members)
+        # export removes the records of node objects the user deleted
+        self.source["rscene_node_uids"] = node_uids
+        self.progress(1.0)
+
+    def _apply_poses(self, poses: list, members: dict) -> None:
+        """Location, quaternion and scale of every ``object`` record: one ``foreach_set`` per collection and
+        property instead of four RNA writes per object. Other objects in the collection keep their values
+        (read first); a collection holding objects not linked here gets the per-object writes."""
+        where = {}  # id of each wrapper linked here (those in poses) -> (its collection, its index there)
+        for collection, linked in members.items():
+            where.update(zip(map(id, linked), zip(repeat(collection), count())))
+        by_collection: dict = {}
+        for pose in poses:
+            found = where.get(id(pose[0]))
+            if found is None:  # an object some builder made and did not return: not linked here
+                _set_pose(*pose)
+                continue
+            collection, index = found
+            indices, rows = by_collection.setdefault(collection, ([], []))
+            indices.append(index)
+            rows.append(pose)
+        for collection, (indices, rows) in by_collection.items():
+            objects = collection.objects
+            size = len(objects)
+            linked = members[collection]
+            if size != len(linked):
+                for index, (_, location, quaternion, scale) in zip(indices, rows):
+                    _set_pose(linked[index], location, quaternion, scale)
+                continue
+            keep = len(indices) < size  # else every value is replaced: nothing to read first
+            index = np.asarray(indices)
+            _, locations, quaternions, scales = zip(*rows)
+            columns = (("location", 3, np.float32, _floats(locations, 3)),
+                       ("scale", 3, np.float32, _floats(scales, 3)),
+                       ("rotation_mode", 1, np.int32, _QUATERNION_MODE),
+                       ("rotation_quaternion", 4, np.float32, cv.normalized_quats(_floats(quaternions, 4))))
+            for name, width, dtype, values in columns:
+                array = np.empty(size * width, dtype=dtype)
+                if keep:
+                    objects.foreach_get(name, array)
+                array.reshape(size, width)[index] = values
+                objects.foreach_set(name, array)
+
+    def new_object(self, record: Record, data, name: str | None = None):
+        return self._new_object(record, data, name)[0]
+
+    def _new_object(self, record: Record, data, name: str | None = None):
+        """The object and its ``rscene`` properties (each ``ob.rscene`` access makes a new wrapper).
+        Only the source and record index are written: kind, path and id are read from the record."""
+        usual = sources.node_name(record.path or record.tag)
+        ob = self._objects_new(name or usual, data)
+        props = ob.rscene
+        props.source = self._source_name
+        props.uid = self._uids[id(record)]
+        if ob.name != usual:  # a name taken already ("Crate.001"), or too long: export must know it
+            props.name_at_import = ob.name
+        return ob, props
+
+    def build_object(self, record: Record):
+        get = record.get
+        primitive = get("primitive")
+        mode = get("bodyMode")
+        visible = get("visible")
+        collision_only = not visible and mode != "visual_only"
+        if collision_only and not self.options.physics_helpers:
+            return None
+        scale = get("scale")
+        if primitive == "box" or primitive == "ground":
+            dims = ()
+        elif primitive in ROUND_PRIMITIVES:  # the size is in the shared mesh, as the simulator's geom
+            dims, scale = primitive_size(primitive, scale, get("radius"), get("height")), _UNIT
+        else:
+            dims = None
+        data = None
+        if dims is not None:  # the shared mesh carries the material: no material slot per object
+            data = self.meshes.get(primitive, *dims, material=self.material(get("material")))
+        ob, props = self._new_object(record, data)
+        if self._poses is not None:  # set in bulk once the objects are linked (_build_nodes)
+            self._poses.append((ob, get("position"), get("quaternion"), scale))
+        else:
+            _set_pose(ob, get("position"), get("quaternion"), scale)
+        if primitive == "mesh":
+            self.assets.attach(ob, record, self.options.placeholders, self.meshes)
+        _set_node_props(props, record, mode)
+        # new objects are shown and rendered: only hiding is written
+        if collision_only:
+            ob.display_type = "WIRE"
+            ob.hide_render = True
+        elif not visible:
+            ob.hide_render = ob.hide_viewport = True
+        return ob
+
+    def build_light(self, record: Record):
+        if not self.options.import_lights:
+            return None
+        kind = record.get("type")
+        light = bpy.data.lights.new(os.path.basename(record.path), cv.BLENDER_LIGHT_TYPE.get(kind, "POINT"))
+        light.color = tuple(record.get("color"))[:3]
+        light.energy = cv.light_power_to_blender(kind, record.get("intensity"))
+        if hasattr(light, "use_shadow"):
+            light.use_shadow = record.get("shadows")
+        right = up = None
+        if kind == "spot":
+            light.spot_size, light.spot_blend = cv.spot_to_blender(record.get("coneAngle"), record.get("innerConeAngle"))
+        elif kind == "area":
+            size = record.get("areaSize")
+            light.shape = "RECTANGLE"
+            light.size, light.size_y = max(size[0], 1e-4), max(size[1], 1e-4)
+            right, up = record.get("areaRight"), record.get("areaUp")
+        radius = record.get("radius")
+        if kind in ("point", "spot") and radius > 0:
+            light.shadow_soft_size = radius
+        ob = self.new_object(record, light)
+        ob.location = record.get("position")
+        ob.rotation_mode = "QUATERNION"
+        ob.rotation_quaternion = cv.light_rotation_to_blender(record.get("direction"), right, up)
+        visible = record.get("visible")
+        ob.hide_render = ob.hide_viewport = not visible
+        return ob
+
+    def build_camera(self, record: Record):
+        if not self.options.import_cameras:
+            return None
+        cam = bpy.data.cameras.new(os.path.basename(record.path))
+        cv.set_camera_fov(cam, record.get("verticalFov"), record.get("horizontalFov"))
+        cam.clip_start, cam.clip_end = record.get("near"), record.get("far")
+        if str(record.get("projection")).lower().startswith("ortho"):
+            # orthoScale: the view's size in metres across the larger image side, which is Blender's
+            # ortho_scale with the sensor fit on AUTO (the FOV's VERTICAL fit would scale the height)
+            cam.type, cam.sensor_fit = "ORTHO", "AUTO"
+            cam.ortho_scale = record.get("orthoScale")
+        ob = self.new_object(record, cam)
+        ob.location = record.get("position")
+        ob.rotation_mode = "QUATERNION"
+        ob.rotation_quaternion = cv.camera_rotation_to_blender(record.get("quaternion"))
+        ob["rscene_resolution"] = (int(record.get("width")), int(record.get("height")))
+        if record.get("enabled") and self.first_camera is None:
+            self.first_camera = (ob, record)
+        return ob
+
+    def build_terrain(self, record: Record):
+        xs, ys = record.get("xSamples"), record.get("ySamples")
+        verts, faces = meshes.grid_geometry(xs, ys, record.get("xSize"), record.get("ySize"), record.get("heights"))
+        mesh = meshes.mesh_from_arrays(os.path.basename(record.path), verts, faces, smooth=True)
+        for name in ("textureBlend", "wetness"):
+            values = record.get(name) if record.schema.field(name) else ()
+            if len(values) == xs * ys:
+                attribute = mesh.attributes.new(name, "FLOAT", "POINT")
+                attribute.data.foreach_set("value", np.asarray(values, dtype=np.float32))
+        mesh.materials.append(self.material(record.get("material")))
+        ob = self.new_object(record, mesh)
+        ob.location = record.get("center")
+        return ob
+
+    def build_instanced_visual(self, record: Record):
+        from .instancing import build_instances
+        return build_instances(self, record)
+
+    def build_articulated(self, record: Record):
+        from .robots import build_robot
+        return build_robot(self, record)
+
+    def build_support(self, record: Record):
+        """Records Blender has no native counterpart for: an empty that carries the record."""
+        ob = self.new_object(record, None)
+        ob.empty_display_type = "PLAIN_AXES"
+        ob.empty_display_size = 0.2
+        for field in ("position", "center"):
+            if record.schema.field(field):
+                try:
+                    ob.location = record.get(field)
+                except (TypeError, ValueError):
+                    pass
+                break
+        if record.schema.field("quaternion"):
+            ob.rotation_mode = "QUATERNION"
+            ob.rotation_quaternion = cv.normalized_quat(record.get("quaternion"))
+        return ob
+
+    # -- scene-wide settings ------------------------------------------------------------------------
+
+    def _apply_scene_settings(self) -> None:
+        scene, bl = self.scene, self.bl_scene
+        settings = scene.settings("gravity", "time_step", "solver", "environment", "weather")
+        bl.gravity = settings["gravity"].get("gravity")  # scene.gravity, scene.time_step: a pass each
+        props = bl.rscene
+        props.source = self.source.name
+        props.time_step = settings["time_step"].get("dt")
+        solver = settings["solver"]
+        props.solver_iterations = solver.get("iterations")
+        props.erp = solver.get("erp")
+        props.default_friction = solver.get("defaultFriction")
+        props.default_restitution = solver.get("defaultRestitution")
+        if self.options.import_world:
+            environment, weather = settings["environment"], settings["weather"]
+            bl.world = world.build_world(f"{self.name} world", environment, weather, scene.resolve, self.warn)
+            world.apply_color_management(bl, environment)
+        if self.first_camera and self.options.set_active_camera:
+            ob, record = self.first_camera
+            bl.camera = ob
+            bl.render.resolution_x, bl.render.resolution_y = int(record.get("width")), int(record.get("height"))
+            bl.render.resolution_percentage = 100
+
+
+def import_scene_file(path: str, bl_scene=None, options: ImportOptions | None = None, report=None,
+                      progress=None) -> bpy.types.Collection:
+    """Read a scene file (any supported format) and build it into ``bl_scene``."""
+    if path.lower().endswith(".rscene"):
+        scene = rscene.read(path)
+    else:
+        from ..formats import registry
+        scene = registry.read_scene(path)
+    if report:
+        for warning in scene.warnings:
+            report("WARNING", str(warning))
+    builder = SceneBuilder(scene, bl_scene or bpy.context.scene, options, report, progress)
+    return builder.build()
+
+
+__all__ = ["ImportOptions", "SceneBuilder", "import_scene_file", "math"]

@@ -1,0 +1,127 @@
+"""Command-line jobs that need Blender: import into a new .blend, export a .blend's scene."""
+from __future__ import annotations
+
+import os
+import sys
+
+import bpy
+
+from ..model import FormatError
+
+
+def _ensure_registered() -> None:
+    if not hasattr(bpy.types.Object, "rscene"):
+        from .. import registration
+        registration.register()
+
+
+def _console_report(level: str, message: str) -> None:
+    print(f"{level.lower()}: {message}", file=sys.stderr if level == "ERROR" else sys.stdout)
+
+
+def _progress_printer(label: str):
+    last = [-1]
+
+    def progress(fraction: float, *_status) -> None:
+        percent = int(fraction * 100)
+        if percent // 10 != last[0] // 10:
+            last[0] = percent
+            print(f"{label}: {percent}%", flush=True)
+    return progress
+
+
+def import_to_blend(files: list[str], blend: str) -> int:
+    from ..blender.scene_import import import_scene_file
+    _ensure_registered()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    status = 0
+    for path in files:
+        try:
+            import_scene_file(path, bpy.context.scene, report=_console_report,
+                              progress=_progress_printer(os.path.basename(path)))
+            print(f"imported {path}")
+        except FormatError as exc:
+            print(f"error: cannot import {path}:", file=sys.stderr)
+            for diagnostic in exc.diagnostics:
+                print(f"  {diagnostic}", file=sys.stderr)
+            status = 1
+    if status == 0:
+        bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend))
+        print(f"saved {blend}")
+    return status
+
+
+def export_from_blend(blend: str, output: str) -> int:
+    from ..blender.extract import export_scene
+    _ensure_registered()
+    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
+    export_scene(bpy.context.scene, output, warn=lambda m: _console_report("WARNING", m))
+    print(f"wrote {output}")
+    return 0
+
+
+def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None, *,
+                    fps: float | None = None, seed: int | None = None, pack: bool = False,
+                    backend: str | None = None) -> None:
+    """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
+
+    ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
+    packs external images into the .blend so that it renders on a machine without the scene's assets;
+    ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto)."""
+    from ..sim import World, simulate
+    from ..sim.model_builder import build
+    from ..blender.bake import bake_trajectory, current_scene_model, prepare_backend
+    from ..blender.scene_import import import_scene_file
+    _ensure_registered()
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bl_scene = bpy.context.scene
+    print(f"importing {scene_path}")
+    import_scene_file(scene_path, bl_scene, report=_console_report, progress=_progress_printer("import"))
+    blend = os.path.abspath(blend)
+    bpy.ops.wm.save_as_mainfile(filepath=blend)  # saved first so point caches go beside it
+    if fps is not None:
+        bl_scene.render.fps = max(1, round(fps))
+        bl_scene.render.fps_base = bl_scene.render.fps / fps
+    fps = bl_scene.render.fps / bl_scene.render.fps_base
+    backend = prepare_backend(backend, report=lambda text: print(text, flush=True))
+    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
+    bl_scene.frame_set(frame_start)
+    scene_model = current_scene_model(bl_scene)
+    world = None
+    if seed is not None:  # the world simulate() would build, with the seed
+        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
+                      backend=backend)
+    trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
+                          progress=_progress_printer("simulate"), world=world, backend=backend)
+    count = bake_trajectory(bl_scene, trajectory, frame_start)
+    print(f"baked {count} bodies over {len(trajectory.time)} frames")
+    # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
+    if pack:
+        bpy.ops.file.pack_all()
+    filepaths = bpy.context.preferences.filepaths
+    versions, filepaths.save_version = filepaths.save_version, 0
+    try:
+        bpy.ops.wm.save_as_mainfile(filepath=blend)
+    finally:
+        filepaths.save_version = versions
+    print(f"saved {blend}")
+
+
+def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None) -> int:
+    from ..sensors.frame_chunks import parse_frame_range
+    selected = list(parse_frame_range(frames))
+    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend=backend)
+    return 0
+
+
+def demo(scene_path: str, out_dir: str, frames: int, samples: int, render: bool = True) -> int:
+    """The main job: import a scene, simulate and bake it, save the .blend, render its sensors."""
+    os.makedirs(out_dir, exist_ok=True)
+    import_and_bake(scene_path, 1, frames, os.path.join(out_dir, "demo.blend"))
+    if not render:
+        return 0
+    from ..render import render_scene
+    written = render_scene(bpy.context.scene, os.path.join(out_dir, "render"), list(range(1, frames + 1)),
+                           samples=samples, progress=_progress_printer("render"))
+    print(f"demo: rendered to {os.path.join(out_dir, 'render')} ({len(written.get('files', ()))} files)")
+    return 0

@@ -1,0 +1,190 @@
+"""Command line for sensor rendering (bpy is imported only when a render runs).
+
+``blender --background --python-exit-code 1 --python scripts/render_rscene.py -- SCENE --frames 1-48
+--out DIR [--samples N] [--sensors A,B ...] [--chunk K/N]``, or ``python -m rscene_addon render ...``
+with the bpy module. ``SCENE`` is a ``.blend`` (opened as is) or a scene file (imported into an
+empty file). ``--chunk K/N`` renders the K-th of N contiguous, near-equal slices of the frames: data
+files never collide between chunks (frame numbers are in their names) and together equal a full run;
+each chunk writes ``manifest_chunkK-of-N.json`` (``outputs.merge_manifests`` joins them into the full
+run's ``manifest.json`` content).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from ..model import FormatError
+from ..sensors.frame_chunks import chunk as take_chunk
+from ..sensors.frame_chunks import parse_frame_range
+from ..sensors.annotations import export_annotations, requested, with_needed_products
+from ..render.outputs import parse_chunk
+from ..render.plan import RenderOptions, parse_products, split_names
+
+__all__ = ["add_arguments", "main", "open_scene", "run_render_cli"]
+
+
+def _products_arg(text: str):
+    try:
+        return parse_products(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("scene", metavar="SCENE", help=".blend, or a scene file to import (.rscene, ...)")
+    parser.add_argument("--frames", default=None, metavar="A-B[:STEP]",
+                        help="inclusive frame range, e.g. 1-48 (default: the scene's range)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--samples", type=int, default=None,
+                        help="cap on Cycles samples (default: from the rayrai_render preset)")
+    parser.add_argument("--sensors", nargs="+", default=None, metavar="NAME",
+                        help="record paths/ids or Blender camera names (comma lists allowed); "
+                             "default: every enabled camera and sensor record")
+    parser.add_argument("--chunk", default=None, metavar="K/N", help="render only the K-th of N frame chunks")
+    parser.add_argument("--range", action="store_true", dest="range_image",
+                        help="also write Euclidean range images next to depth")
+    parser.add_argument("--keep-exr", action="store_true", help="keep Cycles' multilayer EXR per frame")
+    parser.add_argument("--rgb-bits", type=int, choices=(8, 16), default=8)
+    parser.add_argument("--device", choices=("CPU", "GPU"), default="CPU")
+    parser.add_argument("--denoise", action="store_true", help="denoise RGB (off by default)")
+    parser.add_argument("--soft-ids", action="store_true",
+                        help="take depth, ids and normals from Cycles' first (jittered) sample instead of ray "
+                             "casts through pixel centres (a few edge pixels then take a neighbour's id)")
+    parser.add_argument("--cryptomatte", type=int, nargs="?", const=6, default=0, metavar="LEVELS",
+                        help="also write anti-aliased per-instance coverage (Cycles' Cryptomatte, LEVELS "
+                             "ranks per pixel, 2..16, default 6; renders with a 1 px box filter)")
+    parser.add_argument("--products", default=None, metavar="LIST", type=_products_arg,
+                        help="what to make, comma list: rgb, depth, ids (segmentation), normal, flow (forward "
+                             "and backward optical flow), object_coords (and NOCS), amodal (masks and "
+                             "visibility), cryptomatte, lidar, imu; coco and bop write COCO / BOP annotations "
+                             "after the frames (adding what they read). Default: each sensor's own. Without "
+                             "rgb no Cycles render runs (annotation only)")
+    parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
+                        help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
+                             "auto (Embree where it imports)")
+    return parser
+
+
+_REGISTERED_HERE = []
+
+
+def _ensure_registered() -> None:
+    import bpy
+    if not hasattr(bpy.types.Object, "rscene"):
+        from .. import registration
+        registration.register()
+        _REGISTERED_HERE.append(registration)
+
+
+def _unregister_if_ours() -> None:
+    """Undo a registration made by this module (the bpy 4.5 module hangs at exit when classes stay
+    registered)."""
+    while _REGISTERED_HERE:
+        _REGISTERED_HERE.pop().unregister()
+
+
+def open_scene(scene_path: str, print_fn=print):
+    """Open a .blend, or import a scene file into an empty file; returns the scene to render."""
+    import bpy
+    path = os.path.abspath(scene_path)
+    if not os.path.exists(path):
+        raise OSError(f"{scene_path}: no such file")
+    if path.lower().endswith(".blend"):
+        bpy.ops.wm.open_mainfile(filepath=path)
+        _ensure_registered()
+        return bpy.context.scene
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    _ensure_registered()
+    from ..blender.scene_import import import_scene_file
+
+    def report(level, message):
+        print_fn(f"{level.lower()}: {message}")
+    import_scene_file(path, bpy.context.scene, report=report)
+    return bpy.context.scene
+
+
+def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None, chunk=None, print_fn=print,
+                   options: RenderOptions | None = None, unregister_after: bool = True) -> int:
+    """Open/import ``scene_path``, render ``frames_spec`` (``"1-48"``; None: the scene's range), the
+    ``chunk`` ``"K/N"`` of it if given, into ``out_dir``. Prints progress; returns 0, 1 (error) or 130
+    (interrupted). Registers the add-on's classes if they are not (and unregisters them afterwards
+    when ``unregister_after``)."""
+    try:
+        chunk_kn = parse_chunk(chunk)
+        frames = parse_frame_range(frames_spec) if frames_spec else None
+        bl_scene = open_scene(scene_path, print_fn)
+        if frames is None:
+            frames = range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1))
+        if chunk_kn is not None:
+            frames = take_chunk(frames, *chunk_kn)
+            print_fn(f"chunk {chunk_kn[0]}/{chunk_kn[1]}: frames "
+                     + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
+        from ..render.pipeline import RenderJob
+        job = RenderJob(bl_scene, out_dir, list(frames), samples, split_names(sensors), options, chunk_kn,
+                        report=lambda level, message: print_fn(f"{level.lower()}: {message}"))
+        print_fn(f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into {job.out_dir}")
+        for spec in job.specs:
+            print_fn(f"  {spec.name} ({spec.kind}): {', '.join(spec.products)}")
+        started = time.perf_counter()
+        last = [-1]
+
+        def progress(fraction, message):
+            percent = int(100 * fraction)
+            if message and (percent != last[0] or fraction >= 1.0):
+                last[0] = percent
+                print_fn(f"[{percent:3d}%] {message}")
+        result = job.run(progress)
+        elapsed = time.perf_counter() - started
+        renders = result["timings"]["camera_render_s"]
+        per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
+        print_fn(f"wrote {len(result['files'])} files and {os.path.relpath(result['manifest'])} in "
+                 f"{elapsed:.2f} s{per}")
+        wanted = requested(job.options.products)
+        if wanted and not result["cancelled"]:
+            if chunk_kn is not None:
+                print_fn(f"{', '.join(wanted)}: written once all chunks are done, by `python -m rscene_addon "
+                         f"export-annotations {job.out_dir} --{' --'.join(wanted)}`")
+            else:
+                export_annotations(job.out_dir, "coco" in wanted, "bop" in wanted, report=print_fn)
+        return 0
+    except FormatError as exc:
+        print_fn(f"error: {len(exc.diagnostics)} problem(s) found in {scene_path}")
+        for diagnostic in exc.diagnostics[:20]:
+            print_fn(f"  {diagnostic}")
+        return 1
+    except ImportError as exc:
+        if exc.name not in ("bpy", "mathutils", "bpy_extras"):
+            raise
+        print_fn("error: rendering needs Blender: run inside `blender --background --python ...` or with "
+                 "the bpy module installed")
+        return 1
+    except (OSError, ValueError, RuntimeError, TypeError) as exc:
+        print_fn(f"error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        print_fn("cancelled")
+        return 130
+    finally:
+        if unregister_after:
+            _unregister_if_ours()
+
+
+def options_from_args(args) -> RenderOptions:
+    return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
+                         exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
+                         raycaster=args.raycaster, cryptomatte=args.cryptomatte,
+                         products=with_needed_products(args.products))
+
+
+def main(argv=None) -> int:
+    """``argv`` defaults to what follows ``--`` in ``sys.argv`` (inside Blender), else ``sys.argv[1:]``."""
+    if argv is None:
+        argv = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
+    parser = add_arguments(argparse.ArgumentParser(
+        prog="render_rscene", description="Render camera, lidar and IMU sensors of a scene over frames."))
+    args = parser.parse_args(argv)
+    return run_render_cli(args.scene, args.frames, args.out, samples=args.samples, sensors=args.sensors,
+                          chunk=args.chunk, options=options_from_args(args),
+                          print_fn=lambda line: print(line, flush=True))
