@@ -264,6 +264,7 @@ def main(argv=None) -> int:
     ap.add_argument("--big-frames", type=int, default=40)
     ap.add_argument("--skip-big", action="store_true")
     ap.add_argument("--backends", default="numba,numpy", help="ours: comma-separated backends (numba, numpy)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each engine per scene, in turn; medians")
     args = ap.parse_args(argv)
     import bpy
     from rscene_addon.sim import kernels
@@ -281,13 +282,26 @@ def main(argv=None) -> int:
               f"(fresh processes, import included)", flush=True)
 
     def row(label, n, frames):
-        t_bl, bl_info = run_blender(n, frames)
-        t_mj, mj_info = run_mujoco(mj, n, frames) if mj else (None, "")
+        # the engines in turn, --repeats times; the median time of each (a busy machine's drift hits all)
+        times = {"Blender": [], "MuJoCo": [], **{b: [] for b in backends}}
+        trs = {}
+        for _ in range(args.repeats):
+            t, bl_info = run_blender(n, frames)
+            times["Blender"].append(t)
+            if mj:
+                t, mj_info = run_mujoco(mj, n, frames)
+                times["MuJoCo"].append(t)
+            for backend in backends:
+                t, trs[backend] = run_ours(n, frames, backend=backend)
+                times[backend].append(t)
+        med = {k: float(np.median(v)) if v else None for k, v in times.items()}
+        t_bl, t_mj = med["Blender"], med["MuJoCo"]
         print(f"{label}: N={n} frames={frames}  Blender {t_bl:7.2f} s ({bl_info})"
-              + (f"  MuJoCo {t_mj:6.2f} s ({mj_info})" if t_mj is not None else ""), flush=True)
+              + (f"  MuJoCo {t_mj:6.2f} s ({mj_info})" if t_mj is not None else "")
+              + (f"  (medians of {args.repeats})" if args.repeats > 1 else ""), flush=True)
         ours = {}
         for backend in backends:
-            t, tr = run_ours(n, frames, backend=backend)
+            t, tr = med[backend], trs[backend]
             ours[backend] = (t, tr)
             line = f"  ours[{backend}] {t:7.2f} s ({outcome(tr)})  ours/Blender {t / t_bl:6.2f}x"
             if t_mj is not None:

@@ -12,6 +12,11 @@ One ``step()``:
 6. positions and orientations integrate; islands that stayed quiet fall asleep;
 7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
 
+Backends (``backend=``, see ``sim.kernels``): ``numpy`` is the reference; ``numba`` runs the candidate
+pairs, box-box and box-plane contacts, contact rows, warm starting, the sweeps and the integration as
+compiled kernels, the same rules, with one difference: its Gauss-Seidel sweep visits the rows one by one
+in contact order instead of by colour, so the two agree to the solver's tolerance, not to the bit.
+
 Interpretations and simplifications (RaiSim's own solver is not public):
 
 * ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
@@ -33,7 +38,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
 from . import kernels
-from .geometry import PLANE
+from .geometry import HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
@@ -59,6 +64,7 @@ class World:
         self._handlers = self._kern.handlers() if self._kern is not None else None
         self._geom_plane = m.geom_type == PLANE
         self._plane_z = np.ascontiguousarray(m.geom_pos[:, 2])  # planes are horizontal, at their height
+        self._heightfields = np.flatnonzero(m.geom_type == HEIGHTFIELD).tolist()
         self.dynamic = m.body_mode == DYNAMIC
         self.kinematic = m.body_mode == KINEMATIC
         self._index = {name: i for i, name in enumerate(m.body_name)}
@@ -313,7 +319,10 @@ class World:
         gb = m.geom_body
         margin0 = m.solver.contact_margin
         pad = 0.5 * margin0 + speed[gb] * dt
-        lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
+        if self._kern is None:
+            lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
+        else:
+            lo, hi = self._kern.compute_aabbs(m, g_pos, g_rot, pad, self._heightfields)
         active = np.ones(len(gb), dtype=bool)
         if self._kern is None:
             pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
@@ -603,7 +612,7 @@ class World:
             la = np.concatenate((A, [w.body_a for w in m.wires])).astype(np.int64)
             lb = np.concatenate((B, [w.body_b for w in m.wires])).astype(np.int64)
         both = awake[la] & awake[lb]
-        label = island_labels(m.num_bodies, la[both], lb[both])
+        label = (island_labels if self._kern is None else self._kern.island_labels)(m.num_bodies, la[both], lb[both])
         restless = np.zeros(m.num_bodies, dtype=bool)
         restless[label[awake & ~ready]] = True
         now = awake & ~restless[label]

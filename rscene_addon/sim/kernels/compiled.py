@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import boxes
+from .bounds import aabbs
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
-from .step import integrate, warm
+from .step import integrate, island_labels, warm
 
-__all__ = ["box_box", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "solve", "warm", "warm_start", "warm_up"]
+__all__ = ["box_box", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "solve", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -30,6 +31,15 @@ def box_plane(m, fr, ga, gb, margin, pidx, buf, max_points):
     out = _out(len(ga) * max(1, min(8, max_points)))
     count = boxes.box_plane(pidx, fr.pos[ga], fr.rot[ga], m.geom_size[ga], n, d, margin, max_points, *out, 0)
     buf.add(*(x[:count] for x in out))
+
+
+def compute_aabbs(m, pos, rot, pad, heightfields=()):
+    """``broadphase.compute_aabbs``: the primitives compiled, the geoms ``heightfields`` from their stored
+    bounds."""
+    lo, hi = aabbs(m.geom_type, m.geom_size, m.geom_local_aabb, pos, rot, pad)
+    for g in heightfields:
+        lo[g], hi[g] = m.geom_hfield[g].aabb
+    return lo, hi
 
 
 def handlers():
@@ -59,9 +69,11 @@ def warm_up() -> None:
     flags, u64 = np.zeros(2, np.bool_), np.ones(2, np.uint64)
     x3 = np.zeros((2, 3))
     warm(a, x3, x3, a, x3, x3, x3, x3, 0.02)
+    island_labels(2, a, b)
     integrate(x3.copy(), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), V, V, ~flags, 0.01)
     candidate_pairs(np.zeros((2, 3)), np.ones((2, 3)), flags, np.zeros(2), a.repeat(2), flags, flags, u64, u64)
     pos, rot, h = np.zeros((1, 3)), np.eye(3)[None].copy(), np.full((1, 3), 0.5)
+    aabbs(np.zeros(1, np.int64), h, np.zeros((1, 2, 3)), pos, rot, np.zeros(1))
     out = _out(24)
     boxes.box_plane(a, pos, rot, h, rot[:, :, 2].copy(), np.zeros(1), np.ones(1), 4, *out, 0)
     boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)

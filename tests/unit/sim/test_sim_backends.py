@@ -240,3 +240,37 @@ def test_compiled_candidate_pairs_are_the_numpy_pairs(seed):
                                    moving, dynamic, m.geom_group, m.geom_mask)
         assert len(ref) > 20
         assert np.array_equal(ref, got)
+
+
+@needs_numba
+def test_compiled_island_labels_are_the_numpy_labels():
+    from rscene_addon.sim.islands import island_labels
+    rng = np.random.default_rng(9)
+    kern = kernels.load()
+    for n, e in ((1, 0), (10, 3), (50, 40), (200, 150), (200, 600)):
+        a, b = rng.integers(0, n, e), rng.integers(0, n, e)
+        ref = island_labels(n, a, b)
+        assert np.array_equal(kern.island_labels(n, a, b), ref)
+    # a chain linked from its far end: labels must still be the smallest index
+    a, b = np.arange(99, 0, -1), np.arange(98, -1, -1)
+    assert np.array_equal(kern.island_labels(100, a, b), np.zeros(100, np.int64))
+
+
+@needs_numba
+def test_compiled_aabbs_are_the_numpy_aabbs():
+    from rscene_addon.sim.broadphase import compute_aabbs
+    rng = np.random.default_rng(11)
+    lines = header(dt=0.004) + [ground()]
+    for i in range(40):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        lines.append(obj(f"/World/G{i}", ("box", "sphere", "capsule", "cylinder")[i % 4], pos=rng.uniform(-1, 1, 3),
+                         quat=q, scale=tuple(rng.uniform(0.1, 0.5, 3)), radius=0.2, height=0.5))
+    world = World.from_scene(scene_from(lines), backend="numpy")
+    m = world.model
+    pos, rot = world.geom_poses()
+    pad = rng.uniform(0.0, 0.02, m.num_geoms)
+    ref = compute_aabbs(m, pos, rot, pad)
+    got = kernels.load().compute_aabbs(m, pos, rot, pad)
+    for a, b in zip(ref, got):
+        assert np.abs(a - b).max() < 1e-12  # the same sums (another order at most: an ulp)
