@@ -38,7 +38,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
 from . import kernels
-from .geometry import HEIGHTFIELD, PLANE
+from .geometry import BOX, HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
@@ -62,6 +62,8 @@ class World:
         self.backend = kernels.resolve(backend)
         self._kern = kernels.load() if self.backend == "numba" else None
         self._handlers = self._kern.handlers() if self._kern is not None else None
+        # only boxes and planes: the compiled backend finds all contacts in one call (kernels.contacts)
+        self._boxes_only = self._kern is not None and bool(np.isin(m.geom_type, (BOX, PLANE)).all())
         self._geom_plane = m.geom_type == PLANE
         self._plane_z = np.ascontiguousarray(m.geom_pos[:, 2])  # planes are horizontal, at their height
         self._heightfields = np.flatnonzero(m.geom_type == HEIGHTFIELD).tolist()
@@ -332,9 +334,13 @@ class World:
         if len(pairs) == 0:
             return None
         margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt
-        frames = Frames(m, g_pos, g_rot, self._static_poly, self._static_geom)
         max_pts = min(m.solver.max_contacts_per_pair, MAX_MANIFOLD)
-        pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts, self._handlers)
+        if self._boxes_only:
+            pidx, point, normal, sep = self._kern.box_contacts(pairs, m.geom_type, g_pos, g_rot, m.geom_size,
+                                                               margins, max_pts)
+        else:
+            frames = Frames(m, g_pos, g_rot, self._static_poly, self._static_geom)
+            pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts, self._handlers)
         if len(pidx) == 0:
             return None
         return dict(pair=pairs[pidx], point=point, normal=normal, sep=sep)

@@ -6,12 +6,13 @@ import numpy as np
 
 from . import boxes
 from .bounds import aabbs
+from .contacts import box_contacts
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
 from .step import integrate, island_labels, warm
 
-__all__ = ["box_box", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "solve", "warm", "warm_start", "warm_up"]
+__all__ = ["box_box", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "solve", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -77,3 +78,6 @@ def warm_up() -> None:
     out = _out(24)
     boxes.box_plane(a, pos, rot, h, rot[:, :, 2].copy(), np.zeros(1), np.ones(1), 4, *out, 0)
     boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)
+    types = np.array([1, 1, 5], np.int64)  # (BOX, BOX, PLANE)
+    box_contacts(np.array([[0, 1], [0, 2], [2, 1]], np.int64), types, np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0),
+                 np.full((3, 3), 0.5), np.ones(3), 4)

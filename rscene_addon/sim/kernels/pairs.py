@@ -37,16 +37,23 @@ def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mas
             nb += 1
     bounded = bounded[:nb]
     order = bounded[np.argsort(lo[bounded, 0], kind="mergesort")]
+    # the sorted boxes' bounds side by side: the inner loop reads memory in sequence, not through order
+    box = np.empty((nb, 6))
+    for s in range(nb):
+        g = order[s]
+        for i in range(3):
+            box[s, i] = lo[g, i]
+            box[s, 3 + i] = hi[g, i]
     keys = np.empty(16 * G + 16, np.int64)
     count = 0
     for s in range(nb):
         i = order[s]
-        end = hi[i, 0]
+        end, ylo, yhi, zlo, zhi = box[s, 3], box[s, 1], box[s, 4], box[s, 2], box[s, 5]
         for t in range(s + 1, nb):
-            j = order[t]
-            if lo[j, 0] > end:
+            if box[t, 0] > end:
                 break
-            if (lo[i, 1] <= hi[j, 1] and lo[j, 1] <= hi[i, 1] and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2]):
+            if box[t, 1] <= yhi and ylo <= box[t, 4] and box[t, 2] <= zhi and zlo <= box[t, 5]:
+                j = order[t]
                 a, b = min(i, j), max(i, j)
                 if _keep(a, b, body, moving, dynamic, group, mask):
                     keys = _push(keys, count, a * G + b)
