@@ -569,6 +569,13 @@ class World:
         if info is None:
             self._touching = kept
             return
+        names = self.model.body_name
+        t = self.state.time + self.model.dt
+        if self._kern is not None:  # the same pairs and events, compiled
+            self._touching, firsts = self._kern.touch_events(
+                old, asleep, info["A"], info["B"], np.ascontiguousarray(lam[:, 0]), info["vn0"], N)
+            self._append_events(firsts.tolist(), info, lam, names, t)
+            return
         idx = np.nonzero(lam[:, 0] > 0)[0]
         a, b = info["A"][idx], info["B"][idx]
         key = np.minimum(a, b) * N + np.maximum(a, b)
@@ -582,14 +589,15 @@ class World:
         # old is sorted: a binary search instead of np.isin's sort of both arrays
         at = np.minimum(np.searchsorted(old, pair_key), max(len(old) - 1, 0))
         new = old[at] != pair_key if len(old) else np.ones(len(pair_key), dtype=bool)
-        names = self.model.body_name
-        t = self.state.time + self.model.dt
-        for j in best[new][np.argsort(first_seen[new], kind="stable")].tolist():
+        self._append_events(best[new][np.argsort(first_seen[new], kind="stable")].tolist(), info, lam, names, t)
+        self._touching = np.union1d(pair_key, kept)
+
+    def _append_events(self, contacts, info, lam, names, t):
+        for j in contacts:
             A, B = int(info["A"][j]), int(info["B"][j])
             self.events.append(dict(time=t, body_a=names[A], body_b=names[B], point=info["point"][j].copy(),
                                     normal=info["normal"][j].copy(), speed=float(max(0.0, -info["vn0"][j])),
                                     impulse=float(lam[j, 0])))
-        self._touching = np.union1d(pair_key, kept)
 
     # -- sleeping -------------------------------------------------------------------------------------------
     def _sleep(self, awake, info):

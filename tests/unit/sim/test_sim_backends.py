@@ -300,3 +300,31 @@ def test_compiled_aabbs_are_the_numpy_aabbs():
     got = kernels.load().compute_aabbs(m, pos, rot, pad)
     for a, b in zip(ref, got):
         assert np.abs(a - b).max() < 1e-12  # the same sums (another order at most: an ulp)
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_compiled_touch_events_are_the_numpy_events(seed):
+    """kernels.events.touch_events against World._events' numpy path on random contacts: repeated pairs
+    in both orders, equal approach speeds (ties), non-pushing contacts, old pairs awake and asleep."""
+    rng = np.random.default_rng(seed)
+    world = World.from_scene(_random_boxes(seed, n=12), backend="numpy")
+    N = world.model.num_bodies
+    C = 60
+    A = rng.integers(0, N, C)
+    B = (A + rng.integers(1, N, C)) % N
+    info = dict(count=C, A=A, B=B, vn0=rng.choice([-1.0, -0.5, 0.0, 0.3], C), point=rng.normal(size=(C, 3)),
+                normal=rng.normal(size=(C, 3)))
+    lam = np.where(rng.random((C, 3)) < 0.7, rng.random((C, 3)), 0.0)
+    old = np.unique(rng.integers(0, N * N, 25))
+    world.state.sleeping[:] = rng.random(N) < 0.3
+    world._touching = old.copy()
+    world._events(info, lam)
+    touching, firsts = kernels.load().touch_events(old, world.state.sleeping, A, B, np.ascontiguousarray(lam[:, 0]),
+                                                  info["vn0"], N)
+    assert len(world.events) > 3
+    assert np.array_equal(touching, world._touching)
+    got = [(int(A[j]), int(B[j]), float(lam[j, 0]), float(max(0.0, -info["vn0"][j]))) for j in firsts]
+    names = world.model.body_name
+    ref = [(names.index(e["body_a"]), names.index(e["body_b"]), e["impulse"], e["speed"]) for e in world.events]
+    assert got == ref
