@@ -283,3 +283,25 @@ def test_png_claiming_too_many_pixels(tmp_path):
             + chunk(b"IDAT", zlib.compress(bytes(8193 * 64))) + chunk(b"IEND", b""))
     with pytest.raises(png.PngError, match="larger than"):
         png.decode_grey(data)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"a": 1,}', '{"a": 1 }'),
+    ('[1, /* c */ ]', '[1' + ' ' * 10 + ']'),
+    ('{"a": "x,}//"} // c\n', '{"a": "x,}//"}     \n'),
+    (', // c\n ]', ' ' * 6 + '\n ]'),
+    ('/* a\nb */,]', '    \n' + ' ' * 5 + ']'),
+    ('"b\\"c", }', '"b\\"c"  }'),
+    ('"open, }', '"open, }'),
+    (',/* ** */]', '         ]'),
+    ('/* never closed ,]', '                  '),
+])
+def test_jsonc_comments_and_trailing_commas(text, expected):
+    assert jsonc.strip_comments(text) == expected
+
+
+def test_jsonc_comment_runs_do_not_backtrack():
+    """Thousands of comments after a comma that is not trailing: one linear pass (the alarm guards it)."""
+    text = "[1," + "/* c */ // d\n" * 20000 + "2]"
+    assert jsonc.strip_comments(text).count("\n") == 20000
+    assert jsonc.loads(text) == [1, 2]
