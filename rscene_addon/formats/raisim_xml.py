@@ -735,6 +735,9 @@ class _Reader:
         target_path = self.by_name.get(follow)
         target = self.positions.get(target_path, (0.0, 0.0, 0.0)) if target_path else (0.0, 0.0, 0.0)
         eye = tuple(t + o for t, o in zip(target, offset))
+        if not all(math.isfinite(v) for v in eye):  # finite offset + finite target can still overflow
+            self.error(node, f"camera position {eye} is out of range")
+            return
         record = new_record("camera", path=self.paths.take("Camera"), position=eye,
                             quaternion=quat_look_at(eye, target), verticalFov=60.0, near=0.05, far=1000.0,
                             width=1280, height=720, renderMode="rgb", enabled=True)
