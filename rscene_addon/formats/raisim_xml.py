@@ -616,6 +616,10 @@ class _Reader:
             self.error(node, f"a height map needs at least 2x2 samples and a positive size, got {xs}x{ys}, "
                        f"{x_size}x{y_size}")
             return
+        if not np.isfinite(heights).all():  # finite scale, offset or noise parameters can still overflow
+            self.error(node, "the height map's heights are not all finite numbers (check the scale, offset and "
+                       "terrain parameters)")
+            return
         material, _ = self._appearance(attrs)  # a terrain stays visible (RaiSim's reader requires it)
         record = new_record("terrain_region", path=path, xSamples=xs, ySamples=ys, xSize=x_size, ySize=y_size,
                             center=(cx, cy, 0.0))
