@@ -29,7 +29,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEMO = os.path.join(ROOT, "assets", "demo", "demo.rscene")
+DEMO = os.path.join(ROOT, "rscene_addon", "demo.rscene")
 
 
 def run_job(job: str, out: str, *extra) -> tuple[float, dict]:
