@@ -11,7 +11,7 @@ import sys
 
 from .model import FormatError
 
-DEMO_SCENE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "assets", "demo", "demo.rscene")
+DEMO_SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo.rscene")  # ships in the extension
 
 DESCRIPTION = """\
 Robotics scene files (RaiSim .rscene, RaiSim World XML, CoppeliaSim XML, Project AirSim JSONC)
@@ -77,7 +77,8 @@ def cmd_convert(args) -> int:
 
 def cmd_simulate(args) -> int:
     from .commands.simulate_job import run_simulation_cli
-    return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps)
+    return run_simulation_cli(args.scene, args.duration, args.fps, args.out, substeps=args.substeps,
+                              backend=args.backend)
 
 
 def cmd_import(args) -> int:
@@ -104,18 +105,24 @@ def cmd_export_annotations(args) -> int:
 
 def cmd_bake(args) -> int:
     from .commands import blender_jobs as cli_jobs
-    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps)
+    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps, args.backend)
 
 
 def cmd_dataset(args) -> int:
     from .dataset.run import run_dataset
     return run_dataset(args.job, args.out, args.workers, args.ray, args.resume,
-                       print_fn=lambda line: print(line, flush=True))
+                       print_fn=lambda line: print(line, flush=True), chunk=args.chunk)
 
 
 def cmd_demo(args) -> int:
     from .commands import blender_jobs as cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
+
+
+def _backend_argument(p) -> None:
+    p.add_argument("--backend", choices=["auto", "numba", "numpy"], default=None,
+                   help="physics core: compiled kernels (numba, compiled once per machine into a user cache) "
+                        "or the numpy reference; default auto (numba where it imports; env RSCENE_SIM_BACKEND)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--substeps", type=int, default=None,
                    help="physics steps per frame (default: from the scene's time_step)")
     p.add_argument("--out", required=True, metavar="TRAJ.npz")
+    _backend_argument(p)
     p.set_defaults(run=cmd_simulate)
 
     p = sub.add_parser("import", help="import scene files into a new .blend (needs bpy)")
@@ -159,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", default="1-250", metavar="A-B", help="inclusive frame range (default 1-250)")
     p.add_argument("--blend", required=True, metavar="OUT.blend")
     p.add_argument("--substeps", type=int, default=None, help="physics steps per frame (default: time_step)")
+    _backend_argument(p)
     p.set_defaults(run=cmd_bake)
 
     from .commands.render_job import add_arguments as add_render_arguments

@@ -140,13 +140,14 @@ def _plain_rgb(sc, frame_list, folder):
     r.image_settings.file_format = "PNG"
     r.image_settings.color_mode = "RGB"
     times = []
+    cpu0 = time.process_time()
     for f in frame_list:
         sc.frame_set(f)
         r.filepath = os.path.join(folder, f"rgb_{f:05d}.png")
         t0 = time.perf_counter()
         bpy.ops.render.render(write_still=True)
         times.append(time.perf_counter() - t0)
-    return statistics.median(times[1:]), min(times[1:])
+    return statistics.median(times[1:]), min(times[1:]), (time.process_time() - cpu0) / len(frame_list)
 
 
 def bench_camera(width, height, samples, frames, rounds=3):
@@ -162,16 +163,21 @@ def bench_camera(width, height, samples, frames, rounds=3):
         fastest = {name: math.inf for name in CAMERA_RUNS}  # least-loaded frame of any round
         truth = {name: [] for name in CAMERA_RUNS}  # seconds in ray-cast products per frame
         baselines, fastest_base, instances = [], math.inf, 0
+        cpu = {name: [] for name in CAMERA_RUNS}  # process CPU seconds per frame (all frames)
+        cpu_base = []
         for k in range(rounds):
-            base, least = _plain_rgb(sc, frame_list, os.path.join(out, f"plain{k}"))
+            base, least, base_cpu = _plain_rgb(sc, frame_list, os.path.join(out, f"plain{k}"))
             baselines.append(base)
+            cpu_base.append(base_cpu)
             fastest_base = min(fastest_base, least)
             names = list(CAMERA_RUNS)
             names = names[k % len(names):] + names[:k % len(names)]
             for name in names:
+                cpu0 = time.process_time()
                 result = render_scene(sc, os.path.join(out, f"{name.replace(' ', '_')}{k}"), frame_list,
                                       samples=samples, sensors="Eye",
                                       options=RenderOptions(products=frozenset(CAMERA_RUNS[name])))
+                cpu[name].append((time.process_time() - cpu0) / len(frame_list) / base_cpu)
                 t = statistics.median(result["timings"]["frame_s"][1:])
                 fastest[name] = min(fastest[name], *result["timings"]["frame_s"][1:])
                 truth[name] += result["timings"]["ground_truth_s"][1:]
@@ -182,8 +188,10 @@ def bench_camera(width, height, samples, frames, rounds=3):
                         instances = len(data["ids"])
         print(f"(a) camera {width}x{height}, {samples} samples, CPU, median of frames 2..{frames}, "
               f"{rounds} rounds (ratio to the same round's baseline, median over rounds)")
-        print("    ratio = median over rounds of (run / that round's baseline); 'fastest' = fastest frame of "
-              "the run / fastest baseline frame (load only slows frames down)")
+        print("    ratio = median over rounds of (run / that round's baseline), wall clock; 'fastest' = fastest "
+              "frame of the run / fastest baseline frame; 'cpu' = process CPU seconds per frame (every frame, "
+              "setup included) / the round's baseline, median over rounds: the least load-sensitive figure "
+              "on a shared machine")
         print(f"    plain render.render PNG (baseline) : {statistics.median(baselines):.3f} s/frame, fastest "
               f"{fastest_base:.3f} (rounds {', '.join(f'{b:.3f}' for b in baselines)})")
         for name, products in CAMERA_RUNS.items():
@@ -193,7 +201,8 @@ def bench_camera(width, height, samples, frames, rounds=3):
                 note += f", {instances} instances in view"
             gt = f", ray-cast products {1000 * statistics.median(truth[name]):.0f} ms/frame" if truth[name] else ""
             print(f"    render_scene {name:<22}: {statistics.median(times[name]):.3f} s/frame, ratio "
-                  f"{statistics.median(ratios[name]):.3f}x, fastest {fastest[name] / fastest_base:.3f}x{note}"
+                  f"{statistics.median(ratios[name]):.3f}x, fastest {fastest[name] / fastest_base:.3f}x, cpu "
+                  f"{statistics.median(cpu[name]):.3f}x{note}"
                   f"{gt}; rounds " + ", ".join(f"{r:.3f}" for r in ratios[name]))
             print(f"        products: {', '.join(sorted(products))}")
     finally:

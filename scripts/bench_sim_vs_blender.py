@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Our numpy rigid-body core against Blender's rigid body world (Bullet) and, when importable, MuJoCo.
+"""Our rigid-body core (both backends) against Blender's rigid body world (Bullet) and, when importable, MuJoCo.
 
-    .venv/bpy52/bin/python scripts/bench_sim_vs_blender.py [--big-frames 40] [--skip-big]
+    .venv/bpy52/bin/python scripts/bench_sim_vs_blender.py [--big-frames 40] [--skip-big] [--backends numba,numpy]
+
+0. The compiled backend's JIT cost: a fresh process compiles the kernels into an empty cache (first-ever
+   compile), then a second fresh process loads them from that cache (warm start).
 
 Scene: N cubes (0.3 m, 1 kg, random orientations) in columns of 4 on a 0.5 m grid, dropped from
 0.5 m + 0.45 m per layer onto a ground plane, so they tumble into a pile. Time step 1/240 s everywhere
@@ -71,12 +74,36 @@ def scene_text(n: int, iterations: int = 80) -> str:
 
 # -- our core ------------------------------------------------------------------------------------------------
 
-def run_ours(n: int, frames: int, iterations: int = 80):
+def run_ours(n: int, frames: int, iterations: int = 80, backend: str = "numpy"):
     from rscene_addon.formats import rscene
+    from rscene_addon.sim import kernels
+    if backend == "numba":
+        kernels.load()  # compiled or loaded from the cache before timing (measured apart: jit_cost)
     scene = rscene.loads(scene_text(n, iterations))
     t0 = time.perf_counter()
-    tr = simulate(scene, (frames - 1) / FPS, FPS, substeps=SUBSTEPS)
+    tr = simulate(scene, (frames - 1) / FPS, FPS, substeps=SUBSTEPS, backend=backend)
     return time.perf_counter() - t0, tr
+
+
+def jit_cost():
+    """Seconds to compile the kernels into an empty cache, and to load them from it, in fresh processes."""
+    import subprocess
+    code = ("import time; t0 = time.perf_counter(); from rscene_addon.sim import kernels; kernels.load(); "
+            "print(time.perf_counter() - t0)")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT)
+        out = []
+        for _ in range(2):
+            res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            out.append(float(res.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def outcome(tr) -> str:
+    """Final pile heights and bodies through the floor (a cube's centre below 0.1 m: half its size is
+    0.15 m)."""
+    z = tr.position[-1, :, 2]
+    return f"final z {z.min():.3f}..{z.max():.3f} m, mean {z.mean():.3f}, through the floor {(z < 0.1).sum()}"
 
 
 # -- Blender ---------------------------------------------------------------------------------------------------
@@ -236,45 +263,74 @@ def main(argv=None) -> int:
     ap.add_argument("--big", type=int, default=1000)
     ap.add_argument("--big-frames", type=int, default=40)
     ap.add_argument("--skip-big", action="store_true")
+    ap.add_argument("--backends", default="numba,numpy", help="ours: comma-separated backends (numba, numpy)")
+    ap.add_argument("--repeats", type=int, default=1, help="runs of each engine per scene, in turn; medians")
     args = ap.parse_args(argv)
     import bpy
+    from rscene_addon.sim import kernels
+    backends = [b for b in args.backends.split(",") if b]
+    if "numba" in backends and not kernels.numba_available():
+        print("numba does not import here: numba backend skipped")
+        backends.remove("numba")
     mj = mujoco_module()
     print(f"Blender {bpy.app.version_string}, numpy {np.__version__}, CPUs {os.cpu_count()}, "
           f"MuJoCo {'%s' % mj.__version__ if mj else 'not importable (skipped)'}")
     print(f"scene: N cubes {SIZE} m in columns of {LAYERS}, dt 1/{FPS * SUBSTEPS} s, {FPS} fps")
+    if "numba" in backends:
+        cold, warm = jit_cost()
+        print(f"numba kernels: first-ever compile (empty cache) {cold:.2f} s, warm start (cache hit) {warm:.2f} s "
+              f"(fresh processes, import included)", flush=True)
 
     def row(label, n, frames):
-        t_ours, tr = run_ours(n, frames)
-        t_bl, bl_info = run_blender(n, frames)
-        t_mj, mj_info = run_mujoco(mj, n, frames) if mj else (None, "")
-        z = tr.position[-1, :, 2]
-        line = (f"{label}: N={n} frames={frames}  ours {t_ours:7.2f} s (final z range {z.min():.3f}..{z.max():.3f}"
-                f" m)  Blender {t_bl:7.2f} s ({bl_info})  ours/Blender {t_ours / t_bl:6.1f}x")
-        if t_mj is not None:
-            line += f"  MuJoCo {t_mj:6.2f} s ({mj_info})  ours/MuJoCo {t_ours / t_mj:6.1f}x"
-        print(line, flush=True)
-        return t_ours, t_bl, t_mj, tr
+        # the engines in turn, --repeats times; the median time of each (a busy machine's drift hits all)
+        times = {"Blender": [], "MuJoCo": [], **{b: [] for b in backends}}
+        trs = {}
+        for _ in range(args.repeats):
+            t, bl_info = run_blender(n, frames)
+            times["Blender"].append(t)
+            if mj:
+                t, mj_info = run_mujoco(mj, n, frames)
+                times["MuJoCo"].append(t)
+            for backend in backends:
+                t, trs[backend] = run_ours(n, frames, backend=backend)
+                times[backend].append(t)
+        med = {k: float(np.median(v)) if v else None for k, v in times.items()}
+        t_bl, t_mj = med["Blender"], med["MuJoCo"]
+        print(f"{label}: N={n} frames={frames}  Blender {t_bl:7.2f} s ({bl_info})"
+              + (f"  MuJoCo {t_mj:6.2f} s ({mj_info})" if t_mj is not None else "")
+              + (f"  (medians of {args.repeats})" if args.repeats > 1 else ""), flush=True)
+        ours = {}
+        for backend in backends:
+            t, tr = med[backend], trs[backend]
+            ours[backend] = (t, tr)
+            line = f"  ours[{backend}] {t:7.2f} s ({outcome(tr)})  ours/Blender {t / t_bl:6.2f}x"
+            if t_mj is not None:
+                line += f"  ours/MuJoCo {t / t_mj:6.2f}x"
+            print(line, flush=True)
+        return ours, t_bl, t_mj
 
     small = row("pile", 100, args.frames)
     # the same work per step as Blender's default (10 solver iterations): what a sweep costs, apart
     # from how many sweeps each engine does by default
-    t_10, tr_10 = run_ours(100, args.frames, iterations=BLENDER_ITERATIONS)
-    z = tr_10.position[-1, :, 2]
-    print(f"pile at {BLENDER_ITERATIONS} sweeps (the record's iterations, Blender's default): ours {t_10:7.2f} s "
-          f"(final z range {z.min():.3f}..{z.max():.3f} m)  ours/Blender {t_10 / small[1]:6.1f}x", flush=True)
+    for backend in backends:
+        t_10, tr_10 = run_ours(100, args.frames, iterations=BLENDER_ITERATIONS, backend=backend)
+        print(f"pile at {BLENDER_ITERATIONS} sweeps (the record's iterations, Blender's default): ours[{backend}] "
+              f"{t_10:7.2f} s ({outcome(tr_10)})  ours/Blender {t_10 / small[1]:6.2f}x", flush=True)
     if not args.skip_big:
         bf = min(args.big_frames, args.frames)
         print(f"(the {args.big}-cube run is bounded to {bf} frames = {(bf - 1) / FPS:.2f} s of simulated "
               f"time; growth is per frame against 100 cubes over the same {bf} frames)")
         same = row("pile", 100, bf) if bf != args.frames else small
         big = row("pile", args.big, bf)
-        for k, name in ((0, "ours"), (1, "Blender"), (2, "MuJoCo")):
-            if same[k] is not None and big[k] is not None:
-                print(f"growth {args.big}/100 {name}: {big[k] / same[k]:6.1f}x "
-                      f"(linear would be {args.big / 100:.0f}x)")
-    baked, raw_n, t_bake, t_raw = bench_bake(small[3], 100)
-    keys = 7 * len(small[3].time) * raw_n
-    print(f"keys: {raw_n} objects x {len(small[3].time)} frames x 7 channels = {keys} keys, best of "
+        timings = [(f"ours[{b}]", same[0][b][0], big[0][b][0]) for b in backends]
+        timings += [("Blender", same[1], big[1]), ("MuJoCo", same[2], big[2])]
+        for name, t_same, t_big in timings:
+            if t_same is not None and t_big is not None:
+                print(f"growth {args.big}/100 {name}: {t_big / t_same:6.1f}x (linear would be {args.big / 100:.0f}x)")
+    tr_small = small[0][backends[0]][1]
+    baked, raw_n, t_bake, t_raw = bench_bake(tr_small, 100)
+    keys = 7 * len(tr_small.time) * raw_n
+    print(f"keys: {raw_n} objects x {len(tr_small.time)} frames x 7 channels = {keys} keys, best of "
           f"{REPEATS} interleaved: bake_trajectory {min(t_bake):.3f} s ({baked} baked), raw add+foreach_set "
           f"{min(t_raw):.3f} s, ratio {min(t_bake) / min(t_raw):.2f}x (first calls {t_bake[0]:.3f} s and "
           f"{t_raw[0]:.3f} s, ratio {t_bake[0] / t_raw[0]:.2f}x)")

@@ -14,6 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 if not os.environ.get("BLENDER_USER_RESOURCES"):
@@ -29,6 +31,14 @@ if "bpy" in sys.modules:  # pragma: no cover - only if a plugin imported bpy bef
 # pyproject.toml's `pythonpath = ["."]` does this too; keep it for runs with a different rootdir/config.
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+
+def pytest_sessionstart(session):
+    """Under CI=true the corpus must be there: tests that read it would otherwise skip or pass on nothing."""
+    from tests.corpus import CORPUS, in_ci, missing_message
+
+    if in_ci() and not (CORPUS / "SOURCES.md").is_file():
+        raise pytest.UsageError(missing_message())
 
 
 def pytest_report_header(config):

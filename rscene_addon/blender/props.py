@@ -84,6 +84,12 @@ class RSCENE_PG_scene(bpy.types.PropertyGroup):
     erp: FloatProperty(name="ERP", default=0.2, min=0.0)
     default_friction: FloatProperty(name="Default friction", default=0.8, min=0.0)
     default_restitution: FloatProperty(name="Default restitution", default=0.0, min=0.0)
+    sim_backend: EnumProperty(
+        name="Physics backend", default="auto",
+        items=[("auto", "Auto", "Compiled kernels (numba) where they import, else numpy"),
+               ("numba", "Compiled (numba)", "Compiled kernels; compiled once per machine, then cached"),
+               ("numpy", "numpy", "The reference core in numpy (slower, no compile)")],
+        description="Which implementation of the physics core the bake runs")
 
 
 CLASSES = (RSCENE_PG_node, RSCENE_PG_scene)

@@ -22,6 +22,7 @@ import numpy as np
 from ..formats import rscene
 from ..model import Record, Scene
 from ..model.record import paused_gc
+from ..scene_geometry.primitives import ROUND_PRIMITIVES, primitive_size
 from . import conventions as cv
 from . import assets, meshes, sources, world
 from .materials import ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material
@@ -305,10 +306,8 @@ class SceneBuilder:
         scale = get("scale")
         if primitive == "box" or primitive == "ground":
             dims = ()
-        elif primitive == "sphere":
-            dims, scale = (get("radius") * scale[0],), _UNIT
-        elif primitive == "cylinder" or primitive == "capsule":
-            dims, scale = (get("radius") * scale[0], get("height") * scale[2]), _UNIT
+        elif primitive in ROUND_PRIMITIVES:  # the size is in the shared mesh, as the simulator's geom
+            dims, scale = primitive_size(primitive, scale, get("radius"), get("height")), _UNIT
         else:
             dims = None
         data = None

@@ -61,14 +61,16 @@ def export_from_blend(blend: str, output: str) -> int:
 
 
 def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None, *,
-                    fps: float | None = None, seed: int | None = None, pack: bool = False) -> None:
+                    fps: float | None = None, seed: int | None = None, pack: bool = False,
+                    backend: str | None = None) -> None:
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
 
     ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
-    packs external images into the .blend so that it renders on a machine without the scene's assets."""
+    packs external images into the .blend so that it renders on a machine without the scene's assets;
+    ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto)."""
     from ..sim import World, simulate
     from ..sim.model_builder import build
-    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..blender.bake import bake_trajectory, current_scene_model, prepare_backend
     from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -81,14 +83,16 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
         bl_scene.render.fps = max(1, round(fps))
         bl_scene.render.fps_base = bl_scene.render.fps / fps
     fps = bl_scene.render.fps / bl_scene.render.fps_base
-    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps")
+    backend = prepare_backend(backend, report=lambda text: print(text, flush=True))
+    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
     bl_scene.frame_set(frame_start)
     scene_model = current_scene_model(bl_scene)
     world = None
     if seed is not None:  # the world simulate() would build, with the seed
-        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None))
+        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
+                      backend=backend)
     trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
-                          progress=_progress_printer("simulate"), world=world)
+                          progress=_progress_printer("simulate"), world=world, backend=backend)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
@@ -103,10 +107,10 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     print(f"saved {blend}")
 
 
-def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None) -> int:
+def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None) -> int:
     from ..sensors.frame_chunks import parse_frame_range
     selected = list(parse_frame_range(frames))
-    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps)
+    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend=backend)
     return 0
 
 

@@ -9,14 +9,16 @@ import os
 import time
 from typing import Callable
 
+from ..sim import kernels
 from ..sim.trajectory import Cancelled, simulate
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, substeps: int | None = None,
-                       print_fn: Callable[[str], None] = print) -> int:
-    """Read ``scene_path``, simulate, write ``out`` (npz). Prints progress lines; returns an exit code."""
+                       print_fn: Callable[[str], None] = print, backend: str | None = None) -> int:
+    """Read ``scene_path``, simulate, write ``out`` (npz). Prints progress lines; returns an exit code.
+    ``backend``: ``auto``/``numba``/``numpy`` (None: RSCENE_SIM_BACKEND, else auto)."""
     from ..formats import rscene
     from ..model import FormatError
 
@@ -31,6 +33,15 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
     except OSError as exc:
         print_fn(f"error: cannot read {scene_path}: {exc}")
         return EXIT_ERROR
+    try:
+        backend = kernels.resolve(backend)
+        if backend == "numba":
+            if not kernels.cache_is_warm():
+                print_fn(f"compiling physics kernels, once (cache {kernels.cache_dir()})")
+            kernels.load()
+    except ValueError as exc:
+        print_fn(f"error: {exc}")
+        return EXIT_USAGE
     start = time.perf_counter()
     last = [-1]
 
@@ -42,7 +53,7 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
                      f"({time.perf_counter() - start:.1f} s)")
 
     try:
-        traj = simulate(scene, duration, fps, substeps=substeps, progress=progress)
+        traj = simulate(scene, duration, fps, substeps=substeps, progress=progress, backend=backend)
     except Cancelled:
         print_fn("cancelled")
         return EXIT_INTERRUPTED

@@ -1,9 +1,9 @@
 """Running one bake or one unit in a Blender-capable Python process (the bpy module).
 
 Used by both runners: the local pool's worker processes (``worker.py``) and Ray tasks
-(``ray_runner.py``). A bake is ``commands.blender_jobs.import_and_bake`` (with the variation's seed and
-the job's fps, images packed); a unit is the render command itself (``commands.render_job.run_render_cli`` on
-the baked .blend with the job's frames and ``--chunk K/N``). While either runs, the process's file
+(``ray_runner.py``). A bake is ``commands.blender_jobs.import_and_bake`` (with the variation's seed
+and the job's fps, images packed); a unit is the render command itself
+(``commands.render_job.run_render_cli`` on the baked .blend with the job's frames and ``--chunk K/N``). While either runs, the process's file
 descriptors 1 and 2 go to the unit's ``log.txt``: Cycles' own lines (``Saved: '.../.passes...tmp.exr'``)
 are written by Blender's C code and never reach the user's terminal.
 """
@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 
-from .store import publish, scratch_beside, write_json
+from .store import publish, publish_bake, scratch_beside, write_json
 
 __all__ = ["UnitFailed", "build_bake", "captured_output", "render_unit"]
 
@@ -79,7 +79,7 @@ def build_bake(task: dict, bake_dir: str) -> str:
                 print(f"error: {exc}")
                 raise UnitFailed(f"error: {exc}") from None
         write_json(os.path.join(scratch, "bake.json"), {"fingerprint": task["fingerprint"], "task": task})
-        publish(scratch, bake_dir)
+        publish_bake(scratch, bake_dir, task["fingerprint"])
     except BaseException:
         import shutil
         shutil.rmtree(scratch, ignore_errors=True)
@@ -97,7 +97,8 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
     log = os.path.join(scratch, "log.txt")
     started = time.perf_counter()
     try:
-        options = RenderOptions(seed=task["seed"], device=task["device"], **task["options"])
+        options = RenderOptions(seed=task["seed"], device=task["device"], threads=task.get("threads"),
+                                **task["options"])
         with captured_output(log):
             status = run_render_cli(blend, task["frames_spec"], scratch, samples=task["samples"],
                                     sensors=list(task["sensors"]) or None, chunk=task["chunk"],
@@ -106,7 +107,7 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
         if status != 0:
             raise UnitFailed(_tail(log) or f"render exited with status {status}")
         record = {"unit": task["unit"], "fingerprint": task["fingerprint"], "frames": list(task["frames"]),
-                  "chunk": task["chunk"], "seed": task["seed"], "scene": task["scene_path"],
+                  "chunk": task["chunk"], "seed": task["seed"], "threads": task.get("threads"), "scene": task["scene_path"],
                   "manifest": task["manifest"], "seconds": round(time.perf_counter() - started, 3),
                   "host": socket.gethostname(), "pid": os.getpid(), **(extra or {})}
         write_json(os.path.join(scratch, UNIT_FILE), record)

@@ -13,6 +13,7 @@
     products = ["rgb", "depth"]          # optional (default: all a sensor makes)
     variations = [{seed = 0}]            # optional, for scenes that do not list their own
     units_per_process = 20   # a worker process is replaced after this many units (flat memory)
+    threads = 2              # optional Cycles threads per unit (default: cores / --workers; Ray: num_cpus)
     retries = 2              # a unit whose worker died is run again this many times
     [ray]
     num_cpus = 1             # resources one unit asks Ray for
@@ -34,15 +35,17 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - the project needs 3.11, kept for clarity
     tomllib = None
 
+from ..render.plan import PRODUCTS as RENDER_PRODUCTS
+from ..render.plan import parse_products
 from ..sensors.frame_chunks import parse_frame_range
 
 __all__ = ["Job", "JobError", "JobScene", "PRODUCTS", "Variation", "load_job", "parse_job"]
 
-PRODUCTS = ("rgb", "depth", "segmentation", "normal", "cryptomatte", "lidar", "imu")
+PRODUCTS = tuple(sorted(RENDER_PRODUCTS))  # what the render command makes (one list: render.plan)
 SCENE_SUFFIXES = (".rscene", ".xml", ".jsonc", ".json", ".blend")
 TOP_KEYS = {"scenes", "frames", "chunk", "fps", "substeps", "samples", "device", "sensors", "products",
             "variations", "units_per_process", "retries", "ray", "rgb_bits", "denoise", "cryptomatte",
-            "range", "raycaster"}
+            "range", "raycaster", "threads"}
 RAY_KEYS = {"num_cpus", "num_gpus", "max_retries"}
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -90,6 +93,7 @@ class Job:
     retries: int = 2
     num_cpus: float = 1.0
     num_gpus: float = 0.0
+    threads: int | None = None   # Cycles threads per unit (None: the machine's cores / workers; Ray: num_cpus)
     render: dict = field(default_factory=dict)   # rgb_bits, denoise, cryptomatte, range, raycaster
 
     def settings(self) -> dict:
@@ -248,9 +252,12 @@ def parse_job(data: dict, path: str) -> Job:
     sensors = check.strings(data, "sensors")
     products = check.strings(data, "products")
     for name in products:
-        if name not in PRODUCTS:
-            check.error("products", f"unknown product {name!r} (known: {', '.join(PRODUCTS)})")
+        try:
+            parse_products([name])  # aliases (ids, normals, nocs, ...) as the render command takes them
+        except ValueError as exc:
+            check.error("products", str(exc))
     units_per_process = check.integer(data, "units_per_process", 20, 1)
+    threads = check.integer(data, "threads", None, 1)
     retries = check.integer(data, "retries", 2, 0)
     render = {}
     if "rgb_bits" in data:
@@ -286,7 +293,7 @@ def parse_job(data: dict, path: str) -> Job:
     return Job(path=os.path.abspath(path), scenes=scenes, frames=frames, frames_spec=frames_spec, chunk=chunk, fps=fps, substeps=substeps,
                samples=samples, device=device, sensors=sensors, products=products,
                units_per_process=units_per_process, retries=retries, num_cpus=num_cpus, num_gpus=num_gpus,
-               render=render)
+               threads=threads, render=render)
 
 
 def load_job(path: str) -> Job:

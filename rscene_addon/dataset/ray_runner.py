@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 
-__all__ = ["RayUnavailable", "run_on_ray", "scratch_root"]
+__all__ = ["RayUnavailable", "check_reachable", "run_on_ray", "scratch_root"]
 
 
 class RayUnavailable(RuntimeError):
@@ -70,13 +70,13 @@ def bake_task(task: dict) -> dict:
 def _local_bake(bake: dict) -> str:
     """This node's copy of a bake (written once per node from the object store's bytes)."""
     from .execute import BLEND_NAME
-    from .store import publish, read_json, scratch_beside
+    from .store import publish_bake, read_json, scratch_beside
     folder = os.path.join(scratch_root(), "bakes", bake["fingerprint"])
     record = read_json(os.path.join(folder, "bake.json"))
     if not (isinstance(record, dict) and record.get("fingerprint") == bake["fingerprint"]):
         scratch = scratch_beside(folder)
         write_tree(bake["files"], scratch)
-        publish(scratch, folder)
+        publish_bake(scratch, folder, bake["fingerprint"])
     return os.path.join(folder, BLEND_NAME)
 
 
@@ -108,6 +108,24 @@ def _import_ray():
     return ray
 
 
+def check_reachable(address: str | None, timeout: float = 10.0) -> None:
+    """Fail at once with a clear message when a ``host:port`` cluster address does not answer (Ray itself
+    would retry for minutes). ``None`` reads RAY_ADDRESS; ``auto``, ``local`` and ``ray://`` clients are
+    left to Ray."""
+    import socket
+    address = address or os.environ.get("RAY_ADDRESS") or ""
+    if not address or address in ("auto", "local") or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnavailable(f"--ray {address!r}: expected HOST:PORT of the cluster's head (e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise RayUnavailable(f"no Ray cluster answers at {address} ({exc.strerror or exc}); start one with "
+                             f"'ray start --head' there, or run without an address for a local one") from None
+
+
 def run_on_ray(job, address, bakes: list, units: list, on_done, print_fn) -> None:
     """Run ``bakes`` then ``units`` (``(key, task)`` pairs) as Ray tasks; ``on_done(key, reply)`` for
     each bake and unit as it ends (replies as the local pool's: ``ok``, ``error`` or ``record`` +
@@ -120,6 +138,7 @@ def run_on_ray(job, address, bakes: list, units: list, on_done, print_fn) -> Non
             env[name] = os.environ[name]
     started_here = not ray.is_initialized()
     if started_here:
+        check_reachable(address)
         ray.init(address=address or None, log_to_driver=False, include_dashboard=False,
                  runtime_env={"env_vars": env}, logging_level="WARNING")
     try:

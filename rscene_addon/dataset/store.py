@@ -56,6 +56,16 @@ def publish(scratch: str, final: str) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def publish_bake(scratch: str, final: str, fingerprint: str) -> None:
+    """:func:`publish` for a bake, unless ``final`` already holds this very bake (another process, or
+    a slice of the same job, made it first and may be rendering from it): then ours is dropped."""
+    record = read_json(os.path.join(final, "bake.json"))
+    if isinstance(record, dict) and record.get("fingerprint") == fingerprint:
+        shutil.rmtree(scratch, ignore_errors=True)
+        return
+    publish(scratch, final)
+
+
 def read_json(path: str):
     try:
         with open(path, encoding="utf-8") as handle:
@@ -94,12 +104,16 @@ class DatasetStore:
         record = read_json(os.path.join(self.bake_dir(bake), "bake.json"))
         return isinstance(record, dict) and record.get("fingerprint") == bake.fingerprint
 
-    def remove_scratch(self) -> list[str]:
-        """Delete scratch folders left by killed runs; returns them."""
+    def remove_scratch(self, only=None) -> list[str]:
+        """Delete scratch folders left by killed runs (``only``: those beside these final folders);
+        returns them."""
         removed = []
+        keep = None if only is None else {(os.path.dirname(p), os.path.basename(p)) for p in only}
         for parent, dirs, _files in os.walk(self.root):
             for name in list(dirs):
-                if name.startswith(SCRATCH_PREFIX):
+                mine = keep is None or any(parent == d and name.startswith(f"{SCRATCH_PREFIX}{b}-")
+                                           for d, b in keep)
+                if name.startswith(SCRATCH_PREFIX) and mine:
                     shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
                     removed.append(os.path.join(parent, name))
                     dirs.remove(name)

@@ -107,7 +107,9 @@ class RSCENE_PT_import_include(bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return context.space_data.active_operator.bl_idname.startswith("IMPORT_SCENE_OT_")
+        # only our importers: the glTF, FBX, OBJ ... importers share the IMPORT_SCENE_OT_ prefix
+        operator = getattr(context.space_data, "active_operator", None)
+        return operator is not None and operator.bl_idname in _OUR_IMPORTERS
 
     def draw(self, context):
         operator = context.space_data.active_operator
@@ -175,6 +177,16 @@ def _format_operators(fmt: str, suffix: str, label: str, extensions: str):
 
 
 FORMAT_OPERATORS = [_format_operators(*spec) for spec in OTHER_FORMATS]
+
+
+def _runtime_idname(idname: str) -> str:
+    """``import_scene.rscene`` as an operator instance reports it: ``IMPORT_SCENE_OT_rscene``."""
+    category, _, name = idname.partition(".")
+    return f"{category.upper()}_OT_{name}"
+
+
+_OUR_IMPORTERS = frozenset(_runtime_idname(op.bl_idname)
+                           for op in [RSCENE_OT_import] + [imp for imp, _ in FORMAT_OPERATORS])
 
 
 class RSCENE_FH_other_formats(bpy.types.FileHandler):

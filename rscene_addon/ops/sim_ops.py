@@ -1,6 +1,6 @@
 """Simulate the scene with the bundled physics core and bake the motion into keyframes.
 
-The physics runs in a worker thread (it is pure numpy and never touches bpy) while a modal operator
+The physics runs in a worker thread (numpy or compiled kernels; it never touches bpy) while a modal operator
 shows progress and listens for ESC; the keyframes are written on the main thread when it finishes.
 In background mode (no window) the operator simply runs to the end.
 """
@@ -36,9 +36,15 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return frames / fps, fps
 
     def execute(self, context):
-        from ..blender.bake import current_scene_model, kinematic_tracks
+        from ..blender.bake import current_scene_model, kinematic_tracks, prepare_backend
         from ..sim import simulate
         duration, fps = self._duration(context)
+        try:
+            backend = prepare_backend(context.scene.rscene.sim_backend,
+                                      report=lambda text: self._say(context, text))
+        except ValueError as exc:  # numba asked for where it does not import
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         # read Blender on the main thread: the pose at the start frame and the animated kinematic bodies
         context.scene.frame_set(self.frame_start)
         scene = current_scene_model(context.scene)
@@ -47,12 +53,13 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         substeps = self.substeps or None
         if context.window is None or bpy.app.background:
             return self._finish(context, simulate(scene, duration, fps, substeps=substeps,
-                                                  kinematic_tracks=tracks))
+                                                  kinematic_tracks=tracks, backend=backend))
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
 
         def work():
             try:
                 self._result = simulate(scene, duration, fps, substeps=substeps, kinematic_tracks=tracks,
+                                        backend=backend,
                                         progress=lambda f: setattr(self, "_fraction", f),
                                         cancel=lambda: self._cancelled)
             except Exception as exc:  # noqa: BLE001 - reported on the main thread
@@ -64,6 +71,13 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         self._timer = wm.event_timer_add(0.1, window=context.window)
         wm.modal_handler_add(self)
         return {"RUNNING_MODAL"}
+
+    def _say(self, context, text: str) -> None:
+        """A one-off notice before the simulation starts: the report line, the status bar, the console."""
+        self.report({"INFO"}, text)
+        if context.workspace is not None:
+            context.workspace.status_text_set(text)
+        print(f"rscene: {text}", flush=True)
 
     def modal(self, context, event):
         wm = context.window_manager
@@ -113,8 +127,19 @@ class RSCENE_PT_simulation(bpy.types.Panel):
 
     def draw(self, context):
         col = self.layout.column()
+        col.prop(context.scene.rscene, "sim_backend")
         col.operator(RSCENE_OT_bake_simulation.bl_idname, icon="PHYSICS")
         col.operator(RSCENE_OT_clear_bake.bl_idname, icon="X")
 
 
 CLASSES = (RSCENE_OT_bake_simulation, RSCENE_OT_clear_bake, RSCENE_PT_simulation)
+
+
+def register_extra():
+    # compiled physics kernels go to the extension's user folder from the start (any World built later
+    # in this session compiles or loads there); no numba import here
+    from ..blender.bake import kernel_cache_folder
+    from ..sim import kernels
+    folder = kernel_cache_folder()
+    if folder:
+        kernels.set_cache_dir(folder)

@@ -56,8 +56,10 @@ display units (0..1 of full scale) and to ``depth`` in metres, seeded per frame;
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import uuid
 
 import bpy
@@ -135,6 +137,26 @@ def _tmp_name(folder: str, stem: str, ext: str) -> str:
     return os.path.join(folder, f".{stem}.{uuid.uuid4().hex}.tmp.{ext}")
 
 
+@contextlib.contextmanager
+def _quiet_stdout():
+    """Cycles prints ``Saved: '<our temporary EXR>'`` from C for every still it writes: keep this
+    process's stdout (file descriptor 1) away from it while it renders; stderr stays."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no usable stdout (e.g. a GUI without a console)
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _render_result_image():
     for image in bpy.data.images:
         if image.type == "RENDER_RESULT":
@@ -186,6 +208,8 @@ class CameraRenderer:
             "resolution_percentage": r.resolution_percentage,
             "pixel_aspect_x": r.pixel_aspect_x, "pixel_aspect_y": r.pixel_aspect_y,
         })
+        if self.options.threads:  # several render processes share the machine's cores
+            st.set_many(r, {"threads_mode": "FIXED", "threads": int(self.options.threads)})
         st.set(sc, "camera", sc.camera)
         for layer in sc.view_layers:
             st.set(layer, "use", layer == self.view_layer)
@@ -225,7 +249,8 @@ class CameraRenderer:
         exr_path = _tmp_name(self.tmp_dir, "passes", "exr")
         sc.render.filepath = exr_path
         compat.set_multilayer_exr(sc.render.image_settings)
-        bpy.ops.render.render(write_still=True, scene=sc.name)
+        with _quiet_stdout():
+            bpy.ops.render.render(write_still=True, scene=sc.name)
         if not os.path.exists(exr_path):
             raise RuntimeError(f"Cycles did not write {exr_path}")
         names: dict = {}

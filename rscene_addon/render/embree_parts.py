@@ -61,8 +61,16 @@ def _library_paths() -> list[str]:
     return found
 
 
+# embreex releases whose EmbreeScene layout was checked (the wheel the extension ships is pinned): with
+# another release the handle is not looked for at all (no guessing in unknown memory), full builds then.
+CHECKED_EMBREEX = ("4.4.0.post1",)
+
+
 def _load():
+    import embreex
     from embreex import rtcore_scene
+    if getattr(embreex, "__version__", None) not in CHECKED_EMBREEX:
+        raise ImportError(f"embreex {getattr(embreex, '__version__', '?')}: scene layout not checked")
     vp, uint, size = ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t
     for path in _library_paths():
         try:

@@ -16,6 +16,9 @@ mesh again (``part_matrices``). The 3D point behind a pixel and its part's matri
 * object coordinates: the point in its entity's own frame (the node object's world frame without
   scale, metres), and NOCS from the entity's tight box in that frame at that frame;
 * amodal masks: the rays inside an instance's projected box cast against that instance alone.
+
+The camera rays are cast with the lidar's machinery (``caster.PartedTriangles`` + ``CasterCache``):
+on Embree, parts that moved are moved in place instead of building the scene again every frame.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..sensors import pixel_truth
-from .caster import SceneTriangles, make_caster
+from .caster import CasterCache, PartedTriangles, SceneTriangles, make_caster
 from .ids import GEOMETRY_TYPES
 from .poses import blender_matrix
 
@@ -94,6 +97,7 @@ class _Part:
     matrix: np.ndarray  # world, with scale
     entity: str | None  # entity key (None: not an entity)
     pass_index: int
+    static: bool = False  # its mesh cannot change over the run (read once)
 
 
 @dataclass
@@ -118,29 +122,19 @@ class CameraHits:
 class FrameGeometry:
     """The evaluated scene at one frame: its parts and one world-space triangle soup over them."""
 
-    def __init__(self, parts: list, table, backend: str) -> None:
+    def __init__(self, parts: list, table, casters: CasterCache) -> None:
         self.parts = parts
         self.table = table
-        self.backend = backend
-        verts, tris, tri_part = [], [], []
-        count = 0
-        for i, part in enumerate(parts):
-            local, faces, _ = part.arrays
-            if not len(faces):
-                continue
-            m = part.matrix
-            verts.append(local @ m[:3, :3].T + m[:3, 3])
-            tris.append(faces + count)
-            tri_part.append(np.full(len(faces), i, dtype=np.int32))
-            count += len(local)
-        self.tri_part = np.concatenate(tri_part) if tri_part else np.zeros(0, np.int32)
+        self.casters = casters
+        self.backend = casters.backend
         self.pass_index = np.array([p.pass_index for p in parts] + [0], dtype=np.int64)
-        object_ids = table.instance_lut[self.pass_index[self.tri_part]] if len(self.tri_part) else \
-            np.zeros(0, np.int32)
-        self.triangles = SceneTriangles(np.concatenate(verts) if verts else np.zeros((0, 3)),
-                                        np.concatenate(tris) if tris else np.zeros((0, 3), np.int64),
-                                        np.asarray(object_ids, np.int32))
-        self._caster = None
+        instance_ids = table.instance_lut[self.pass_index[:-1]] if parts else np.zeros(0, np.int32)
+        # the lidar's parted soup (caster.PartedTriangles): parts with faces, in order; on Embree a
+        # PartsCaster then moves the parts that moved instead of building the scene again
+        self.triangles = PartedTriangles([((p.arrays[0], p.arrays[1]), p.matrix, int(iid), p.static)
+                                          for p, iid in zip(parts, instance_ids)])
+        tri_part = [np.full(len(p.arrays[1]), i, dtype=np.int32) for i, p in enumerate(parts) if len(p.arrays[1])]
+        self.tri_part = np.concatenate(tri_part) if tri_part else np.zeros(0, np.int32)
         self._boxes = None
         self._planes = None
         self._corners = None
@@ -165,9 +159,7 @@ class FrameGeometry:
 
     @property
     def caster(self):
-        if self._caster is None:
-            self._caster = make_caster(self.triangles, self.backend)
-        return self._caster
+        return self.casters.caster_for(self.triangles)
 
     # -- the camera's rays -------------------------------------------------------------------------
 
@@ -187,7 +179,7 @@ class FrameGeometry:
             if intrinsics.projection == "orthographic":
                 along = np.einsum("ij,ij->i", n, origins[hit])
             else:
-                along = n @ origins[0]
+                along = np.einsum("ij,j->i", n, origins[0])
             with np.errstate(invalid="ignore", divide="ignore"):
                 exact = (offset[triangle[hit]] - along) / denominator
             rough = start[hit] + hits.distance[hit]
@@ -234,7 +226,7 @@ class FrameGeometry:
             world[facing] *= -1.0
             norm = np.linalg.norm(world, axis=1, keepdims=True)
             world = np.where(norm > 1e-12, world / np.where(norm > 1e-12, norm, 1.0), 0.0)
-            out[rows] = world @ np.asarray(camera_to_world, np.float64)[:3, :3]  # R^T n per row
+            out[rows] = pixel_truth.rows_times(world, np.asarray(camera_to_world, np.float64)[:3, :3])  # R^T n
         return out.reshape(shape + (3,)).astype(np.float32)
 
     def object_frames(self, bl_objects) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -329,6 +321,18 @@ class FrameGeometry:
         return (ii * w + jj).ravel()
 
 
+def _same_parts(last: list, parts: list) -> bool:
+    """Same instances with the same matrices and the very same (meshes read once) or equal geometry."""
+    if len(last) != len(parts):
+        return False
+    for a, b in zip(last, parts):
+        if a.key != b.key or a.pass_index != b.pass_index or not np.array_equal(a.matrix, b.matrix):
+            return False
+        if a.arrays is not b.arrays and not all(np.array_equal(x, y) for x, y in zip(a.arrays, b.arrays)):
+            return False
+    return True
+
+
 class GeometryPass:
     """Reads the evaluated scene's parts frame after frame (meshes that cannot change read once)."""
 
@@ -337,6 +341,8 @@ class GeometryPass:
         self.backend = backend
         self._static: dict[int, tuple] = {}
         self._matrices: dict[int, dict] = {}
+        self._last: FrameGeometry | None = None
+        self.casters = CasterCache(backend)
 
     def _pass_index(self, owner) -> tuple[str | None, int]:
         key = self.entities.key_for(owner)
@@ -359,8 +365,12 @@ class GeometryPass:
                     cache[key] = arrays
             entity, index = self._pass_index(owner)
             parts.append(_Part(_part_key(inst), arrays, np.array(inst.matrix_world, dtype=np.float64), entity,
-                               index))
-        return FrameGeometry(parts, self.entities.table, self.backend)
+                               index, static is not None))
+        last = self._last
+        if last is not None and _same_parts(last.parts, parts):
+            return last  # nothing moved: keep its triangles, caster and boxes
+        self._last = FrameGeometry(parts, self.entities.table, self.casters)
+        return self._last
 
     def part_matrices(self, frame: int, read) -> dict:
         """``{part key: world matrix}`` at ``frame``; ``read()`` gives the depsgraph with the scene set

@@ -117,10 +117,13 @@ class RenderOptions:
     raycaster: str = "auto"
     cryptomatte: int = 0
     seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
+    threads: int | None = None  # Cycles render threads (None: Blender's automatic, every core)
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):
             raise ValueError(f"rgb_bit_depth must be 8 or 16, got {self.rgb_bit_depth}")
+        if self.threads is not None and int(self.threads) < 1:
+            raise ValueError(f"threads must be at least 1, got {self.threads}")
         if self.samples is not None and int(self.samples) < 1:
             raise ValueError(f"samples must be at least 1, got {self.samples}")
         unknown = set(self.lidar_formats) - {"npy", "ply", "pcd"}

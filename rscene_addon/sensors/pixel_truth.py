@@ -22,7 +22,8 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["barycentric", "nocs", "pixel_rays", "project", "rigid_flow", "transform_rows", "visibility"]
+__all__ = ["barycentric", "nocs", "pixel_rays", "project", "rigid_flow", "rows_times", "transform_rows",
+           "visibility"]
 
 
 def _rigid(matrix) -> np.ndarray:
@@ -42,10 +43,18 @@ def pixel_rays(intrinsics, camera_to_world) -> tuple[np.ndarray, np.ndarray, np.
     rotation, centre = c2w[:3, :3], c2w[:3, 3]
     local, per_distance = _camera_rays(intrinsics)
     n = len(per_distance)
-    turn = np.ascontiguousarray(rotation.T)
     if intrinsics.projection == "orthographic":
-        return local @ turn + centre, np.repeat(rotation[:, 2][None, :], n, axis=0), per_distance
-    return np.broadcast_to(centre, (n, 3)), local @ turn, per_distance
+        return rows_times(local, rotation.T) + centre, np.repeat(rotation[:, 2][None, :], n, axis=0), per_distance
+    return np.broadcast_to(centre, (n, 3)), rows_times(local, rotation.T), per_distance
+
+
+@lru_cache(maxsize=8)
+def _pixel_centres(width: int, height: int) -> np.ndarray:
+    """``(N, 2)`` pixel-centre coordinates ``(u, v)``, rows top-down (read-only, cached)."""
+    v, u = np.divmod(np.arange(width * height), width)
+    centres = np.stack([u + 0.5, v + 0.5], axis=1)
+    centres.flags.writeable = False
+    return centres
 
 
 @lru_cache(maxsize=8)
@@ -70,7 +79,7 @@ def project(intrinsics, camera_to_world, points) -> tuple[np.ndarray, np.ndarray
     """``(uv (N, 2) px, z (N,) m)`` of world points in a camera; a perspective camera gives NaN ``uv``
     for points at or behind its centre plane (``z <= 0``)."""
     c2w = _rigid(camera_to_world)
-    p = (np.asarray(points, dtype=np.float64) - c2w[:3, 3]) @ c2w[:3, :3]  # R^T (p - c) per row
+    p = rows_times(np.asarray(points, dtype=np.float64) - c2w[:3, 3], c2w[:3, :3])  # R^T (p - c) per row
     z = p[:, 2]
     if intrinsics.projection == "orthographic":
         return intrinsics.project(p), z
@@ -78,6 +87,15 @@ def project(intrinsics, camera_to_world, points) -> tuple[np.ndarray, np.ndarray
         uv = intrinsics.project(p)
     uv[~(z > 0)] = np.nan
     return uv, z
+
+
+def rows_times(rows, matrix) -> np.ndarray:
+    """``rows (N, 3) @ matrix (3, 3)`` without BLAS: a BLAS matmul of a tall, thin array starts its
+    threads and, on a loaded machine, took 10x longer than this loop in numpy's own einsum."""
+    return np.einsum("ij,jk->ik", rows, np.asarray(matrix, dtype=np.float64))
+
+
+_GROUPED_PARTS = 64  # up to this many different parts a transform goes part by part (no big gathers)
 
 
 def transform_rows(matrices, index, points) -> np.ndarray:
@@ -89,6 +107,12 @@ def transform_rows(matrices, index, points) -> np.ndarray:
     out = np.full(p.shape, np.nan)
     rows = np.flatnonzero(index >= 0)
     if rows.size == 0 or m.size == 0:
+        return out
+    present = np.flatnonzero(np.bincount(index[rows], minlength=len(m)))
+    if len(present) <= _GROUPED_PARTS:
+        for k in present:
+            own = rows if len(present) == 1 else np.flatnonzero(index == k)
+            out[own] = rows_times(p[own], m[k, :3, :3].T) + m[k, :3, 3]
         return out
     affine = np.ascontiguousarray(m[:, :3, :]).reshape(-1, 12)[index[rows]].reshape(-1, 3, 4)
     out[rows] = np.einsum("nij,nj->ni", affine[:, :, :3], p[rows]) + affine[:, :, 3]
@@ -108,8 +132,7 @@ def rigid_flow(intrinsics, camera_t, camera_u, points, part, motions, directions
     h, w = intrinsics.height, intrinsics.width
     if n != h * w:
         raise ValueError(f"{n} pixels for a {w}x{h} image")
-    v, u = np.divmod(np.arange(n), w)
-    start = np.stack([u + 0.5, v + 0.5], axis=1)
+    start = _pixel_centres(w, h)
     # world -> camera u composed with each part's motion: one transform per row
     to_camera = np.linalg.inv(_rigid(camera_u)) @ np.asarray(motions, dtype=np.float64).reshape(-1, 4, 4)
     p = transform_rows(to_camera, part, points)
@@ -123,7 +146,7 @@ def rigid_flow(intrinsics, camera_t, camera_u, points, part, motions, directions
     background = part < 0
     if directions is not None and intrinsics.projection != "orthographic" and background.any():
         c2w = _rigid(camera_u)
-        d = np.asarray(directions, dtype=np.float64)[background] @ c2w[:3, :3]  # world -> camera u
+        d = rows_times(np.asarray(directions, dtype=np.float64)[background], c2w[:3, :3])  # world -> camera u
         with np.errstate(invalid="ignore", divide="ignore"):
             far = np.stack([intrinsics.fx * d[:, 0] / d[:, 2] + intrinsics.cx,
                             intrinsics.fy * d[:, 1] / d[:, 2] + intrinsics.cy], axis=1)

@@ -1,4 +1,5 @@
-"""Sensor data writers: point clouds (PLY, PCD), IMU CSV and ``.npy``; every write is atomic.
+"""Sensor data writers: point clouds (PLY, PCD), IMU CSV and ``.npy``; every write is atomic (not fsynced:
+per-frame data, see ``base.atomic``).
 
 Point clouds are numpy structured arrays ``(N,)``; :data:`POINT_DTYPE` is the lidar layout:
 
@@ -104,7 +105,7 @@ def write_ply(path, points, comments=()) -> None:
         dt = data.dtype[name]
         lines.append(f"property {_PLY_TYPES[f'{dt.kind}{dt.itemsize}']} {name}")
     lines.append("end_header")
-    write_bytes_atomic(path, ("\n".join(lines) + "\n").encode("ascii") + data.tobytes())
+    write_bytes_atomic(path, ("\n".join(lines) + "\n").encode("ascii") + data.tobytes(), durable=False)
 
 
 def write_pcd(path, points, viewpoint=(0, 0, 0, 1, 0, 0, 0), organized_shape=None) -> None:
@@ -132,7 +133,7 @@ def write_pcd(path, points, viewpoint=(0, 0, 0, 1, 0, 0, 0), organized_shape=Non
         f"POINTS {len(data)}",
         "DATA binary",
     ]
-    write_bytes_atomic(path, ("\n".join(header) + "\n").encode("ascii") + data.tobytes())
+    write_bytes_atomic(path, ("\n".join(header) + "\n").encode("ascii") + data.tobytes(), durable=False)
 
 
 def _split_header(blob: bytes, end_marker: bytes) -> tuple[list[str], bytes]:
@@ -194,7 +195,7 @@ def write_imu_csv(path, time, specific_force, angular_velocity) -> None:
     table = np.column_stack([np.asarray(time, dtype=np.float64), specific_force, angular_velocity])
     if table.ndim != 2 or table.shape[1] != 7:
         raise ValueError(f"need time (M,), specific_force (M, 3), angular_velocity (M, 3); got {table.shape}")
-    with atomic_open(path, "w") as f:
+    with atomic_open(path, "w", durable=False) as f:
         f.write(IMU_CSV_HEADER + "\n")
         for row in table.tolist():
             f.write(",".join(map(repr, row)) + "\n")
@@ -203,5 +204,5 @@ def write_imu_csv(path, time, specific_force, angular_velocity) -> None:
 def write_npy(path, array) -> None:
     """``numpy.save`` format (no pickles) at exactly ``path`` (numpy would append ``.npy`` to a path
     without it; writing through a file object avoids that)."""
-    with atomic_open(path, "wb") as f:
+    with atomic_open(path, "wb", durable=False) as f:
         np.save(f, np.asarray(array), allow_pickle=False)

@@ -22,73 +22,36 @@ Newton-Euler algorithm. A step is semi-implicit Euler: joint damping and PD term
 solved as sequential impulses in joint space, then ``q`` is integrated with the new ``u`` (quaternions
 renormalised) and limited joints are projected back inside their range. Everything is deterministic.
 
-Contacts: ``ground_height`` gives a flat ground of its own; an ``environment``
+Contacts: ``ground_height`` (a height) gives a flat ground of its own; an ``environment``
 (``link_contacts.WorldContacts``) gives contacts with a rigid World's geoms, where an impulse on a dynamic
 body also changes that body's velocity (its inverse mass is part of each contact's effective mass); links
 of one system touch each other (``link_pairs``: not across a joint, group/mask and
-``ignore_collision_between`` respected) and ``step_systems`` steps several systems with one solve, so their
+``ignore_collision_between`` respected) and ``multibody_solver.step_systems`` steps several systems with one solve, so their
 links touch each other too. Contacts follow the rigid world's solver: restitution above its threshold,
 speculative contacts, penetration beyond ``contact_slop`` removed at ``erp`` per step by pseudo velocities
 (split impulse) that move ``q`` without changing ``u``. Every step appends contact-begin events (a pair of
 link or body names that touches now and did not at the last step) to ``events``, in the rigid world's
 format with links named ``<system name>/<link>``.
+
+Around this module: ``spatial_algebra`` (6D vector algebra), ``link_points`` (where links touch),
+``multibody_solver`` (one solve for several systems) and ``robot_scene`` (systems from a scene's records).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..base.spatial import axis_angle_matrix, quat_normalize, quat_to_matrix, skew
 from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
 from ..robots.robot import Robot
-from ..base.spatial import axis_angle_matrix, log_rotation, quat_multiply, quat_normalize, quat_to_matrix
-from .geometry import reduce_points
 from .link_contacts import SLOP, contact_targets
-from .link_pairs import link_pair_contacts, self_collision_pairs
-from ..scene_geometry.mesh_files import MeshFormatError, read_mesh
+from .link_pairs import self_collision_pairs
+from .link_points import contact_points
+from .multibody_solver import step_systems
 from .physics_model import ALL_GROUPS
+from .spatial_algebra import cross3, force_cross, motion_cross, pose_matrix, quat_error, spatial_inertia
 
-__all__ = ["ArticulatedSystem", "contact_points", "ground_height", "step_systems", "systems_for_scene"]
-
-
-def _skew(v) -> np.ndarray:
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
-
-def _cross(a, b) -> np.ndarray:
-    """a x b of two 3-vectors (np.cross costs several times more on vectors this small)."""
-    a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
-    b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
-    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
-
-
-def _crm(v: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Spatial motion cross product v x m (v, m: [angular; linear])."""
-    w, vl = v[:3], v[3:]
-    return np.concatenate([_cross(w, m[:3]), _cross(w, m[3:]) + _cross(vl, m[:3])])
-
-
-def _crf(v: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """Spatial force cross product v x* f."""
-    w, vl = v[:3], v[3:]
-    return np.concatenate([_cross(w, f[:3]) + _cross(vl, f[3:]), _cross(w, f[3:])])
-
-
-def _spatial_inertia(mass: float, com: np.ndarray, inertia_c: np.ndarray) -> np.ndarray:
-    """6x6 spatial inertia at the world origin of a body: COM ``com``, inertia about it (world axes)."""
-    cx = _skew(com)
-    out = np.zeros((6, 6))
-    out[:3, :3] = inertia_c + mass * cx @ cx.T
-    out[:3, 3:] = mass * cx
-    out[3:, :3] = mass * cx.T
-    out[3:, 3:] = mass * np.eye(3)
-    return out
-
-
-def _pose(pos, quat) -> np.ndarray:
-    t = np.eye(4)
-    t[:3, :3] = quat_to_matrix(np.asarray(quat, dtype=float))
-    t[:3, 3] = pos
-    return t
+__all__ = ["ArticulatedSystem"]
 
 
 class _Body:
@@ -109,59 +72,6 @@ class _Body:
 
 
 TOUCH_IMPULSE = 1e-12  # N s: a normal impulse up to this is round-off, not a touch (contact events)
-MESH_CONTACT_DIRECTIONS = 34  # sample directions whose extreme mesh vertices become contact points
-
-
-def _mesh_vertices(path: str) -> np.ndarray:
-    try:
-        return read_mesh(path)[0]
-    except (MeshFormatError, OSError, ValueError):
-        return np.zeros((0, 3))
-
-
-def contact_points(link) -> np.ndarray:
-    """Collision sample points of a link in its own frame as rows x, y, z, radius: box vertices (radius 0),
-    sphere centres and capsule end centres with their radius (the contact point is the sphere's bottom),
-    cylinder rims (8 points per end), ellipsoid extreme points, up to ~40 hull-extreme vertices of a mesh
-    (scaled; an unreadable mesh gives none). Planes give no points."""
-    pts = []
-    for shape in link.collisions:
-        g, t = shape.geometry, shape.origin
-        if g.kind == "box":
-            hx, hy, hz = (0.5 * float(s) for s in g.size)
-            for sx in (-1, 1):
-                for sy in (-1, 1):
-                    for sz in (-1, 1):
-                        p = t @ np.array([sx * hx, sy * hy, sz * hz, 1.0])
-                        pts.append([*p[:3], 0.0])
-        elif g.kind == "sphere":
-            pts.append([*t[:3, 3], float(g.radius)])
-        elif g.kind == "capsule":
-            for s in (-0.5, 0.5):
-                p = t @ np.array([0.0, 0.0, s * float(g.length), 1.0])
-                pts.append([*p[:3], float(g.radius)])
-        elif g.kind == "cylinder":
-            r, h = float(g.radius), 0.5 * float(g.length)
-            for z in (-h, h):
-                for k in range(8):
-                    a = 2 * np.pi * k / 8
-                    p = t @ np.array([r * np.cos(a), r * np.sin(a), z, 1.0])
-                    pts.append([*p[:3], 0.0])
-        elif g.kind == "mesh" and g.path:
-            verts = _mesh_vertices(g.path)
-            if len(verts):
-                v = reduce_points(verts * np.asarray(g.scale, dtype=float), MESH_CONTACT_DIRECTIONS)
-                for p in v @ t[:3, :3].T + t[:3, 3]:
-                    pts.append([*p, 0.0])
-        elif g.kind == "ellipsoid":
-            # sample the six extreme points of the ellipsoid (half extents)
-            for axis in range(3):
-                for s in (-1, 1):
-                    v = np.zeros(3)
-                    v[axis] = s * float(g.size[axis])
-                    p = t @ np.append(v, 1.0)
-                    pts.append([*p[:3], 0.0])
-    return np.array(pts, dtype=float).reshape(-1, 4)
 
 
 class ArticulatedSystem:
@@ -397,7 +307,7 @@ class ArticulatedSystem:
             t[:3, :3] = quat_to_matrix(qj[:4])
             return t
         if k == "floating":
-            return _pose(qj[:3], qj[3:7])
+            return pose_matrix(qj[:3], qj[3:7])
         if k == "planar":
             u, v = plane_axes(b.axis)
             t = np.eye(4)
@@ -412,17 +322,17 @@ class ArticulatedSystem:
         k = b.kind
         if k in ("revolute", "continuous"):
             a = rot @ b.axis
-            return np.concatenate([a, _cross(p, a)])[:, None]
+            return np.concatenate([a, cross3(p, a)])[:, None]
         if k == "prismatic":
             return np.concatenate([np.zeros(3), rot @ b.axis])[:, None]
         if k == "spherical":
-            return np.vstack([rot, _skew(p) @ rot])
+            return np.vstack([rot, skew(p) @ rot])
         if k == "floating":
             c = moved[:3, 3]
             s = np.zeros((6, 6))
             s[3:, :3] = rot
             s[:3, 3:] = rot
-            s[3:, 3:] = _skew(c) @ rot
+            s[3:, 3:] = skew(c) @ rot
             return s
         if k == "planar":
             u, v = plane_axes(b.axis)
@@ -432,7 +342,7 @@ class ArticulatedSystem:
             s[3:, 0] = rot @ u
             s[3:, 1] = rot @ v
             s[:3, 2] = n
-            s[3:, 2] = _cross(c, n)
+            s[3:, 2] = cross3(c, n)
             return s
         return np.zeros((6, 0))
 
@@ -454,7 +364,7 @@ class ArticulatedSystem:
             rot = frame[:3, :3]
             com = frame[:3, :3] @ b.com_local + frame[:3, 3]
             self.com[i] = com
-            self.inertia[i] = _spatial_inertia(b.mass, com, rot @ b.inertia_local @ rot.T)
+            self.inertia[i] = spatial_inertia(b.mass, com, rot @ b.inertia_local @ rot.T)
             vp = np.zeros(6) if b.parent < 0 else self.vel[b.parent]
             self.vel[i] = vp + self.S[i] @ u[b.ds]
 
@@ -463,7 +373,7 @@ class ArticulatedSystem:
         centre (floating, planar)."""
         b = self.bodies[i]
         su = self.S[i] @ self.u[b.ds]
-        out = _crm(vp, su)
+        out = motion_cross(vp, su)
         if b.kind in ("floating", "planar"):
             s = self.S[i]
             ud = self.u[b.ds]
@@ -471,7 +381,7 @@ class ArticulatedSystem:
                 v_rel, w_rel = s[3:, :3] @ ud[:3], s[:3, 3:] @ ud[3:]
             else:
                 v_rel, w_rel = s[3:, :2] @ ud[:2], s[:3, 2] * ud[2]
-            out[3:] += _cross(v_rel, w_rel)
+            out[3:] += cross3(v_rel, w_rel)
         return out
 
     # -- dynamics --------------------------------------------------------------------------------------
@@ -517,7 +427,7 @@ class ArticulatedSystem:
             acc[i] = ap + self.S[i] @ qdd[b.ds] + self._sdot_u(i, vp)
             v = self.vel[i]
             inertia = self.inertia[i]
-            force[i] = inertia @ acc[i] + _crf(v, inertia @ v)
+            force[i] = inertia @ acc[i] + force_cross(v, inertia @ v)
         tau = np.zeros(self.nv)
         for i in range(n - 1, -1, -1):
             b = self.bodies[i]
@@ -565,10 +475,10 @@ class ArticulatedSystem:
                 continue
             qt, qc = self.q_target[b.gs], self.q[b.gs]
             if b.kind == "spherical":
-                e[b.ds] = _quat_error(qt, qc)
+                e[b.ds] = quat_error(qt, qc)
             elif b.kind == "floating":
                 e[b.ds.start:b.ds.start + 3] = qt[:3] - qc[:3]
-                e[b.ds.start + 3:b.ds.stop] = _quat_error(qt[3:7], qc[3:7])
+                e[b.ds.start + 3:b.ds.stop] = quat_error(qt[3:7], qc[3:7])
             else:
                 e[b.ds] = qt - qc
         return e
@@ -701,7 +611,7 @@ class ArticulatedSystem:
             if b.ds.stop > b.ds.start:
                 jac[:, b.ds] = self.S[i]
             i = b.parent
-        return jac[3:] - _skew(point_world) @ jac[:3]
+        return jac[3:] - skew(point_world) @ jac[:3]
 
     def _ground_contacts(self, u: np.ndarray, dt: float) -> list[dict]:
         if self.ground_height is None or not self.collidable:
@@ -748,178 +658,3 @@ class ArticulatedSystem:
                         for v, f in zip(self.vel, self.frames)]).reshape(-1, 3)
         ang = np.array([v[:3] for v in self.vel]).reshape(-1, 3)
         return lin, ang
-
-
-def step_systems(systems, dt: float | None = None) -> None:
-    """Advance ``systems`` one step together: every system's joint limits, ground and environment contacts
-    and self contacts, and the contacts between the systems' links, are solved as one set of rows, so an
-    impulse between two robots changes both. ``dt`` None: the first system's. A contact between two
-    systems belongs to the first (its ``link``, ``system`` and events) and is also listed in the second's
-    ``last_contacts``."""
-    systems = list(systems)
-    if not systems:
-        return
-    dt = systems[0].dt if dt is None else float(dt)
-    predicted = [s._predict(dt) for s in systems]
-    u_free = {s: u for s, (_, u) in zip(systems, predicted)}
-    limits, contacts = [], []
-    for k, (s, (_, u)) in enumerate(zip(systems, predicted)):
-        limits += [(k, j, target) for j, target in s._limit_rows(u, dt)]
-        contacts += s._ground_contacts(u, dt)
-        if s.environment is not None:
-            contacts += s.environment.contacts(s, u, dt)
-    contacts += link_pair_contacts(systems, u_free, dt)
-    velocities, pushes = _solve_rows(systems, predicted, limits, contacts,
-                                     max(s.contact_iterations for s in systems))
-    for k, s in enumerate(systems):
-        s.last_contacts = [c for c in contacts if c["system"] is s or c.get("other_system") is s]
-        s._finish(velocities[k], pushes[k], dt)
-        s._record_events(s.last_contacts)
-
-
-def _solve_rows(systems, predicted, limits, contacts, iterations: int):
-    """Sequential impulses in joint space over joint limits and contacts of ``systems`` and the world bodies
-    they touch (an impulse changes every side's velocity by its inverse mass), then a split-impulse pass on
-    the normals of penetrating contacts (world bodies do not move in it: their contacts carry no ``push``).
-    Writes the world bodies' new velocities back through their environments and each contact's impulse
-    (normal, t1, t2) into ``impulse``. Returns the systems' velocities and pseudo velocities."""
-    n_sys = len(systems)
-    vel = [u.copy() for _, u in predicted]
-    if not limits and not contacts:
-        return vel, [np.zeros(s.nv) for s in systems]
-    index = {id(s): k for k, s in enumerate(systems)}
-    minv = [s._inverse_mass(m) for s, (m, _) in zip(systems, predicted)]
-    slots: dict = {}  # (id(world), body index) -> index into vel
-    owners: list = []  # per world-body slot: (environment, body index)
-    inverse: dict = {}  # world-body slot -> 6x6 inverse mass (world axes)
-
-    def side(slot: int, jac: np.ndarray):
-        """(slot, J (r, n), M^-1 J^T as rows (r, n)) of one side of a row."""
-        if slot < n_sys:
-            return slot, jac, np.array([minv[slot](j) for j in jac]).reshape(jac.shape)
-        return slot, jac, jac @ inverse[slot]  # symmetric inverse mass
-
-    lim = []
-    for k, j, target in limits:
-        sd = side(k, j[None, :])
-        lim.append((sd, target, _effective(sd)[0]))
-    con = []
-    for c in contacts:
-        sides = [side(index[id(c["system"])], np.array(c["jacobian"]))]
-        fixed = np.zeros(3)  # velocity of an immovable other side along the rows
-        if c.get("other_jacobian") is not None:
-            sides.append(side(index[id(c["other_system"])], -np.asarray(c["other_jacobian"])))
-        elif c.get("body_jac") is not None:
-            env, b = c["environment"], c["body_index"]
-            if c["body_inv"] is None:
-                fixed = c["body_jac"] @ env.body_velocity(b)
-            else:
-                key = (id(env.world), b)
-                if key not in slots:
-                    slots[key] = len(vel)
-                    vel.append(env.body_velocity(b))
-                    owners.append((env, b))
-                    inverse[slots[key]] = c["body_inv"]
-                sides.append(side(slots[key], -c["body_jac"]))  # the reaction pushes the body back
-        con.append((c, sides, fixed, _effective(*sides)))
-    lim_lambda = np.zeros(len(lim))
-    con_lambda = np.zeros((len(con), 3))
-    for _ in range(iterations):
-        for r, ((slot, j, w), target, eff) in enumerate(lim):
-            new = max(lim_lambda[r] + eff * (target - j[0] @ vel[slot]), 0.0)
-            vel[slot] += w[0] * (new - lim_lambda[r])
-            lim_lambda[r] = new
-        for r, (c, sides, fixed, eff) in enumerate(con):
-            for axis in range(3):
-                rel = sum(j[axis] @ vel[slot] for slot, j, _ in sides) - fixed[axis]
-                old = con_lambda[r, axis]
-                if axis == 0:
-                    new = max(old + eff[0] * (c["target"] - rel), 0.0)
-                else:
-                    bound = c["friction"] * con_lambda[r, 0]
-                    new = min(max(old - eff[axis] * rel, -bound), bound)
-                for slot, _, w in sides:
-                    vel[slot] += w[axis] * (new - old)
-                con_lambda[r, axis] = new
-    for r, (c, _, _, _) in enumerate(con):
-        c["impulse"] = con_lambda[r].copy()
-    # split impulse: pseudo velocities that remove penetration beyond the slop move positions only
-    push = [np.zeros_like(v) for v in vel]
-    pushing = [(c["push"], sides, eff[0]) for c, sides, _, eff in con if c["push"] > 0]
-    if pushing:
-        push_lambda = np.zeros(len(pushing))
-        for _ in range(iterations):
-            for r, (target, sides, eff) in enumerate(pushing):
-                rel = sum(j[0] @ push[slot] for slot, j, _ in sides)
-                new = max(push_lambda[r] + eff * (target - rel), 0.0)
-                for slot, _, w in sides:
-                    push[slot] += w[0] * (new - push_lambda[r])
-                push_lambda[r] = new
-    for slot, (env, b) in enumerate(owners, start=n_sys):
-        env.apply({b: vel[slot]})
-    return vel[:n_sys], push[:n_sys]
-
-
-def _effective(*sides) -> np.ndarray:
-    """Per row, the inverse of the summed inverse effective masses of the sides (0 where nothing moves)."""
-    denom = sum(np.einsum("ij,ij->i", j, w) for _, j, w in sides)
-    return np.where(denom > 1e-12, 1.0 / np.where(denom > 1e-12, denom, 1.0), 0.0)
-
-
-def _quat_error(target: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """Rotation vector r with exp(r) * current = target (left/parent-frame convention)."""
-    tq = quat_normalize(target)
-    cq = quat_normalize(current)
-    conj = np.array([cq[0], -cq[1], -cq[2], -cq[3]])
-    d = quat_multiply(tq, conj)
-    return log_rotation(quat_to_matrix(d))
-
-
-def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: float | None = None,
-                      warnings: list | None = None, world=None) -> list[ArticulatedSystem]:
-    """One ArticulatedSystem per ``articulated`` record of ``scene`` (named by the record's path); a record
-    whose robot cannot be read is skipped with a message appended to ``warnings``. The record's
-    collisionGroup/collisionMask/collidable apply to every link (world, self and robot-robot contacts).
-    With a sim ``World`` the links touch its geoms (two-way) with the world's materials and ERP, and
-    ``ground`` is not used; without one they touch only a plane at height ``ground`` (None: nothing)."""
-    out = []
-    try:
-        records = scene.of("articulated")
-    except Exception:
-        return out
-    for rec in records:
-        try:
-            options = dict(collision_group=_record_int(rec, "collisionGroup", 1),
-                           collision_mask=_record_int(rec, "collisionMask", ALL_GROUPS),
-                           collidable=bool(rec.get("collidable", True)))
-            if world is not None:
-                from .link_contacts import WorldContacts, world_erp
-                options.update(environment=WorldContacts(world), erp=world_erp(world))
-            out.append(ArticulatedSystem.from_record(scene, rec, dt=dt, gravity=gravity,
-                                                     ground_height=None if world is not None else ground,
-                                                     **options))
-        except Exception as exc:  # FormatError, OSError, ValueError: report and carry on
-            if warnings is not None:
-                warnings.append(f"{getattr(rec, 'path', '') or rec.get('path', '')}: articulated system "
-                                f"not simulated: {exc}")
-    return out
-
-
-def _record_int(rec, name: str, default: int) -> int:
-    value = rec.get(name, default)
-    try:
-        return int(value) if value not in (None, "", "-") else int(default)
-    except (TypeError, ValueError):
-        return int(default)
-
-
-def ground_height(model, state=None) -> float | None:
-    """Height of the highest ground plane of a sim ``Model`` (None when it has none)."""
-    from .geometry import PLANE
-    idx = np.nonzero(np.asarray(model.geom_type) == PLANE)[0]
-    if not len(idx):
-        return None
-    heights = np.asarray(model.geom_pos)[idx, 2]
-    if state is not None:
-        heights = heights + np.asarray(state.position)[np.asarray(model.geom_body)[idx], 2]
-    return float(np.max(heights))

@@ -5,7 +5,7 @@
     system.step(); world.step()          # the robot's contact impulses also act on the world's bodies
 
 Every step the system asks ``contacts(system, u, dt)`` for contact rows: the links' collision sample points
-(``articulated.contact_points``: box and cylinder vertices, sphere and capsule centres with their radius) are
+(``link_points.contact_points``: box and cylinder vertices, sphere and capsule centres with their radius) are
 tested against every world geom that passes the group/mask rule (``sdf.geom_distance``: planes, height
 fields, spheres, boxes, capsules, cylinders, convex hulls), and the corners and centres of the world's
 boxes, spheres, capsules and hulls against the links' primitive shapes (so a box corner poking into a flat

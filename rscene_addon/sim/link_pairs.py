@@ -2,7 +2,7 @@
 
     rows = link_pair_contacts([robot_a, robot_b], {robot_a: u_a, robot_b: u_b}, dt)
 
-``articulated.step_systems`` solves these rows together with every system's joint limits and world
+``multibody_solver.step_systems`` solves these rows together with every system's joint limits and world
 contacts, so impulses between two robots change both robots' velocities.
 
 Which link pairs are tested: links of two systems when each one's collision group is in the other's mask
@@ -11,7 +11,7 @@ across a joint (MuJoCo's and RaiSim's default: a link never collides with its pa
 joints count as one body) and pairs passed to ``ArticulatedSystem.ignore_collision_between``.
 ``self_collision`` False turns a system's own pairs off, ``collidable`` False every pair of it.
 
-Narrow phase, as for link-world contacts: each link's sample points (``articulated.contact_points``: box and
+Narrow phase, as for link-world contacts: each link's sample points (``link_points.contact_points``: box and
 cylinder vertices, sphere and capsule centres with their radius) against the other link's primitive shapes
 (signed distances, ``sdf.geom_distance``), both ways, and capsule axes against capsule axes (closest points
 of the two segments, so crossing capsules touch in their middles); a point found twice is kept once. Mesh

@@ -12,6 +12,7 @@ from ..model.fields import Fields
 from ..scene_geometry.cloth_mesh import cloth_mesh
 from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
 from ..scene_geometry.particles import granular_particles
+from ..scene_geometry.primitives import primitive_size
 from . import geometry as geo
 from .mathutil import quat_normalize, quat_rotate, quat_to_matrix
 from .physics_model import (ALL_GROUPS, DYNAMIC, KINEMATIC, STATIC, TERRAIN_GROUP, ClothSpec, GranularSpec, Model,
@@ -353,10 +354,7 @@ def _object(b: _Builder, scene, rec) -> None:
     kw = dict(group=group, mask=mask, material=cmat)
     if prim in ("box", "sphere", "cylinder", "capsule"):
         body = b.add_body(path, mode, pos, quat, mass, rec)
-        dims = {"box": scale, "sphere": (radius * scale[0],),
-                "cylinder": (radius * scale[0], height * scale[2]),
-                "capsule": (radius * scale[0], height * scale[2])}[prim]
-        b.add_primitive(body, prim, (0, 0, 0), (1, 0, 0, 0), dims, **kw)
+        b.add_primitive(body, prim, (0, 0, 0), (1, 0, 0, 0), primitive_size(prim, scale, radius, height), **kw)
         return
     if prim != "mesh":
         b.warn(f"{path}: unknown primitive {prim!r}; using a box")

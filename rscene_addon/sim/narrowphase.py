@@ -680,9 +680,11 @@ HANDLERS = {
 }
 
 
-def collide(m, fr: Frames, pairs: np.ndarray, margins: np.ndarray, max_points: int):
+def collide(m, fr: Frames, pairs: np.ndarray, margins: np.ndarray, max_points: int, handlers: dict | None = None):
     """Contacts of candidate pairs (P, 2) of geoms. Returns (pair index (C,), point (C, 3),
-    normal from pairs[:, 0] to pairs[:, 1] (C, 3), separation (C,)), sorted by pair index."""
+    normal from pairs[:, 0] to pairs[:, 1] (C, 3), separation (C,)), sorted by pair index.
+    ``handlers``: another table than ``HANDLERS`` (the compiled backend's)."""
+    table = HANDLERS if handlers is None else handlers
     buf = ContactBuffer()
     if len(pairs) == 0:
         return buf.finish()
@@ -694,7 +696,7 @@ def collide(m, fr: Frames, pairs: np.ndarray, margins: np.ndarray, max_points: i
     pidx_all = np.arange(len(pairs))
     for kv in np.unique(key):
         sel = np.nonzero(key == kv)[0]
-        handler = HANDLERS.get((int(kv) // 8, int(kv) % 8))
+        handler = table.get((int(kv) // 8, int(kv) % 8))
         if handler is None:
             continue
         sub = ContactBuffer()

@@ -7,7 +7,7 @@ kinematic bodies (their record paths), position (F, N, 3) of each record frame, 
 system particle positions (F, P, 3) and per cloth vertex positions (F, V, 3).
 
 Robots (``articulated`` records) are stepped together before the world each substep
-(``articulated.step_systems``): their links touch the world's geoms, each other and other robots, and those
+(``scene_step.SceneStepper``): their links touch the world's geoms, each other and other robots, and those
 contacts' begin events join the world's in ``events`` (a link named ``<record path>/<link>``).
 """
 from __future__ import annotations
@@ -18,8 +18,9 @@ from typing import Callable
 
 import numpy as np
 
-from .articulated import step_systems, systems_for_scene
 from .physics_model import DYNAMIC, KINEMATIC
+from .robot_scene import systems_for_scene
+from .scene_step import SceneStepper, checked_tracks
 from .world import World
 
 REQUIRED_KEYS = ("time", "names", "position", "quaternion", "linear_velocity", "angular_velocity")
@@ -132,7 +133,8 @@ def frame_count(duration: float, fps: float) -> int:
 
 def simulate(scene, duration: float, fps: float, substeps: int | None = None,
              progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
-             world: World | None = None, kinematic_tracks: dict | None = None) -> Trajectory:
+             world: World | None = None, kinematic_tracks: dict | None = None,
+             backend: str | None = None) -> Trajectory:
     """Simulate ``scene`` for ``duration`` seconds and record ``fps`` frames per second.
 
     ``kinematic_tracks`` maps a kinematic body's name to its animated pose per frame,
@@ -141,123 +143,104 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
 
     Without ``substeps`` the scene's time step is kept and rounded so that a whole number of steps fits in
     a frame; with ``substeps`` the step is ``1 / (fps * substeps)``. ``progress(fraction)`` is called after
-    every frame; ``cancel()`` returning True raises ``Cancelled``.
+    every frame; ``cancel()`` returning True raises ``Cancelled``. ``backend`` (``auto``, ``numba``,
+    ``numpy``; see ``sim.kernels``) chooses the world's solver when no ``world`` is given.
     """
     if not fps > 0:
         raise ValueError("fps must be positive")
     if duration < 0:
         raise ValueError("duration must not be negative")
-    frame_dt = 1.0 / fps
-    if world is None:
-        if substeps is None:
-            from .model_builder import build
-            model, state = build(scene)
-            n_sub = max(1, int(round(frame_dt / model.dt)))
-            dt = frame_dt / n_sub
-            model.dt = dt
-            world = World(model, state)
-        else:
-            n_sub = max(1, int(substeps))
-            world = World.from_scene(scene, dt=frame_dt / n_sub)
-    else:
-        n_sub = max(1, int(substeps or round(frame_dt / world.dt)))
-        world.model.dt = frame_dt / n_sub
-    m = world.model
-    # robots (articulated records) step beside the rigid world and touch its geoms (two-way); their links
-    # are recorded as "<record path>/<link name>" after the rigid bodies
-    art_warnings: list = []
-    systems = systems_for_scene(scene, dt=m.dt, gravity=m.gravity, warnings=art_warnings,
+    world, substeps = _world_for(scene, fps, substeps, world, backend)
+    model = world.model
+    # robots (articulated records) step beside the rigid world and touch its geoms (two-way)
+    robot_warnings: list = []
+    systems = systems_for_scene(scene, dt=model.dt, gravity=model.gravity, warnings=robot_warnings,
                                 world=world) if scene is not None else []
-    art_names = [f"{a.name}/{link}" for a in systems for link in a.link_names]
-    movable = np.nonzero((m.body_mode == DYNAMIC) | (m.body_mode == KINEMATIC))[0]
-    F = frame_count(duration, fps)
-    N = len(movable)
-    NB = N + len(art_names)
-    time = np.zeros(F)
-    pos = np.zeros((F, NB, 3))
-    quat = np.zeros((F, NB, 4))
-    lin = np.zeros((F, NB, 3))
-    ang = np.zeros((F, NB, 3))
-    particles = {g.name: np.zeros((F,) + g.positions.shape) for g in m.granular}
-    cloth = {c.name: np.zeros((F,) + c.vertices.shape) for c in m.cloth}
-    events: list = []
-    t0 = world.state.time
-
-    def record(f):
-        s = world.state
-        time[f] = s.time - t0
-        origin = world.origin_positions()
-        pos[f, :N] = origin[movable]
-        quat[f, :N] = s.quaternion[movable]
-        lin[f, :N] = s.linear_velocity[movable]
-        ang[f, :N] = s.angular_velocity[movable]
-        for k, g in enumerate(m.granular):
-            particles[g.name][f] = s.particles[k]
-        for k, c in enumerate(m.cloth):
-            cloth[c.name][f] = s.cloth[k]
-        at = N
-        for a in systems:
-            a_pos, a_quat = a.link_positions_quaternions()
-            a_lin, a_ang = a.link_velocities()
-            nl = len(a_pos)
-            pos[f, at:at + nl], quat[f, at:at + nl] = a_pos, a_quat
-            lin[f, at:at + nl], ang[f, at:at + nl] = a_lin, a_ang
-            at += nl
-
-    tracks = _checked_tracks(kinematic_tracks or {}, F)
-    for name, (track_pos, track_quat) in tracks.items():
-        world.set_kinematic_pose(name, track_pos[0], track_quat[0])
-    record(0)
-    world.events.clear()
-    for a in systems:
-        a.events.clear()
-    robot_t0 = [a.time for a in systems]
-    for f in range(1, F):
+    frames = frame_count(duration, fps)
+    stepper = SceneStepper(world, systems, checked_tracks(kinematic_tracks or {}, frames))
+    recorder = _FrameRecorder(world, systems, frames)
+    stepper.pose_tracks_at_frame(0)
+    recorder.record(0)
+    stepper.clear_events()
+    for frame in range(1, frames):
         if cancel is not None and cancel():
-            raise Cancelled(f"cancelled at frame {f} of {F}")
-        for sub in range(n_sub):
-            alpha = (sub + 1) / n_sub
-            for name, (track_pos, track_quat) in tracks.items():
-                q0, q1 = track_quat[f - 1], track_quat[f]
-                q1 = q1 if np.dot(q0, q1) >= 0 else -q1
-                world.set_kinematic_pose(name, (1 - alpha) * track_pos[f - 1] + alpha * track_pos[f],
-                                         (1 - alpha) * q0 + alpha * q1)
-            # robots first: their contact impulses change the world bodies' velocities, which the world
-            # then integrates over the same step
-            step_systems(systems, m.dt)
-            world.step()
-        record(f)
-        new = []
-        for source, start in [(world.events, t0)] + list(zip((a.events for a in systems), robot_t0)):
-            for e in source:
-                e = dict(e)
-                e["time"] = e["time"] - start
-                e["frame"] = f
-                new.append(e)
-            source.clear()
-        new.sort(key=lambda e: e["time"])  # stable: the world's events first within a step
-        events.extend(new)
+            raise Cancelled(f"cancelled at frame {frame} of {frames}")
+        for sub in range(substeps):
+            stepper.step(frame, (sub + 1) / substeps)
+        recorder.record(frame)
+        recorder.events.extend(stepper.take_events(frame))
         if progress is not None:
-            progress(f / (F - 1))
-    if F == 1 and progress is not None:
+            progress(frame / (frames - 1))
+    if frames == 1 and progress is not None:
         progress(1.0)
-    names = np.array([m.body_name[i] for i in movable] + art_names, dtype=str)
-    return Trajectory(time=time, names=names, position=pos, quaternion=quat, linear_velocity=lin,
-                      angular_velocity=ang, events=events,
-                      particles=particles, particle_radii={g.name: g.radii.copy() for g in m.granular},
-                      cloth=cloth, cloth_faces={c.name: c.faces.copy() for c in m.cloth}, fps=float(fps),
-                      substeps=n_sub, dt=m.dt, warnings=list(m.warnings) + art_warnings)
+    return recorder.trajectory(fps, substeps, list(model.warnings) + robot_warnings)
 
 
-def _checked_tracks(tracks: dict, frames: int) -> dict:
-    """Validate kinematic tracks: (F,3) positions and (F,4) quaternions with at least ``frames`` rows."""
-    checked = {}
-    for name, (positions, quaternions) in tracks.items():
-        positions = np.asarray(positions, dtype=np.float64)
-        quaternions = np.asarray(quaternions, dtype=np.float64)
-        if positions.shape[0] < frames or quaternions.shape[0] < frames or positions.shape[1:] != (3,) \
-                or quaternions.shape[1:] != (4,):
-            raise ValueError(f"kinematic track for {name!r} needs ({frames},3) positions and ({frames},4) "
-                             f"quaternions, got {positions.shape} and {quaternions.shape}")
-        checked[name] = (positions, quaternions)
-    return checked
+def _world_for(scene, fps: float, substeps: int | None, world: World | None,
+               backend: str | None = None) -> tuple[World, int]:
+    """The World to run (built from ``scene`` on ``backend`` unless given) with its step set to fit whole
+    steps in a frame, and the number of steps per frame."""
+    frame_dt = 1.0 / fps
+    if world is not None:
+        steps = max(1, int(substeps or round(frame_dt / world.dt)))
+        world.model.dt = frame_dt / steps
+        return world, steps
+    if substeps is not None:
+        steps = max(1, int(substeps))
+        return World.from_scene(scene, dt=frame_dt / steps, backend=backend), steps
+    from .model_builder import build
+    model, state = build(scene)
+    steps = max(1, int(round(frame_dt / model.dt)))
+    model.dt = frame_dt / steps
+    return World(model, state, backend=backend), steps
+
+
+class _FrameRecorder:
+    """Per-frame arrays of the movable bodies, then the robots' links (named ``<record path>/<link>``),
+    and of every particle system and cloth."""
+
+    def __init__(self, world: World, systems: list, frames: int):
+        model = world.model
+        self.world, self.systems = world, systems
+        self.movable = np.nonzero((model.body_mode == DYNAMIC) | (model.body_mode == KINEMATIC))[0]
+        self.link_names = [f"{system.name}/{link}" for system in systems for link in system.link_names]
+        count = len(self.movable) + len(self.link_names)
+        self.time = np.zeros(frames)
+        self.position = np.zeros((frames, count, 3))
+        self.quaternion = np.zeros((frames, count, 4))
+        self.linear_velocity = np.zeros((frames, count, 3))
+        self.angular_velocity = np.zeros((frames, count, 3))
+        self.particles = {g.name: np.zeros((frames,) + g.positions.shape) for g in model.granular}
+        self.cloth = {c.name: np.zeros((frames,) + c.vertices.shape) for c in model.cloth}
+        self.events: list = []
+        self.start = world.state.time
+
+    def record(self, frame: int) -> None:
+        state, model, bodies = self.world.state, self.world.model, len(self.movable)
+        self.time[frame] = state.time - self.start
+        self.position[frame, :bodies] = self.world.origin_positions()[self.movable]
+        self.quaternion[frame, :bodies] = state.quaternion[self.movable]
+        self.linear_velocity[frame, :bodies] = state.linear_velocity[self.movable]
+        self.angular_velocity[frame, :bodies] = state.angular_velocity[self.movable]
+        for k, granular in enumerate(model.granular):
+            self.particles[granular.name][frame] = state.particles[k]
+        for k, cloth in enumerate(model.cloth):
+            self.cloth[cloth.name][frame] = state.cloth[k]
+        at = bodies
+        for system in self.systems:
+            positions, quaternions = system.link_positions_quaternions()
+            linear, angular = system.link_velocities()
+            rows = slice(at, at + len(positions))
+            self.position[frame, rows], self.quaternion[frame, rows] = positions, quaternions
+            self.linear_velocity[frame, rows], self.angular_velocity[frame, rows] = linear, angular
+            at += len(positions)
+
+    def trajectory(self, fps: float, substeps: int, warnings: list) -> Trajectory:
+        model = self.world.model
+        names = np.array([model.body_name[i] for i in self.movable] + self.link_names, dtype=str)
+        return Trajectory(time=self.time, names=names, position=self.position, quaternion=self.quaternion,
+                          linear_velocity=self.linear_velocity, angular_velocity=self.angular_velocity,
+                          events=self.events, particles=self.particles,
+                          particle_radii={g.name: g.radii.copy() for g in model.granular},
+                          cloth=self.cloth, cloth_faces={c.name: c.faces.copy() for c in model.cloth},
+                          fps=float(fps), substeps=substeps, dt=model.dt, warnings=warnings)

@@ -12,6 +12,11 @@ One ``step()``:
 6. positions and orientations integrate; islands that stayed quiet fall asleep;
 7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
 
+Backends (``backend=``, see ``sim.kernels``): ``numpy`` is the reference; ``numba`` runs the candidate
+pairs, box-box and box-plane contacts, contact rows, warm starting, the sweeps and the integration as
+compiled kernels, the same rules, with one difference: its Gauss-Seidel sweep visits the rows one by one
+in contact order instead of by colour, so the two agree to the solver's tolerance, not to the bit.
+
 Interpretations and simplifications (RaiSim's own solver is not public):
 
 * ``erp`` up to 1 is the fraction of a penetration removed per step (values above are capped at 0.8);
@@ -32,6 +37,8 @@ import numpy as np
 from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
+from . import kernels
+from .geometry import HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
@@ -47,10 +54,17 @@ WARM_MATCH = 0.02  # contacts within this distance (m, in body A's frame) inheri
 class World:
     """A simulated world. ``World.from_scene(scene)``; ``step()``; ``state``."""
 
-    def __init__(self, model: Model, state: State):
+    def __init__(self, model: Model, state: State, backend: str | None = None):
         self.model = model
         self.state = state
         m = model
+        # "numba": compiled kernels for the solver; "numpy": the reference core (see sim.kernels)
+        self.backend = kernels.resolve(backend)
+        self._kern = kernels.load() if self.backend == "numba" else None
+        self._handlers = self._kern.handlers() if self._kern is not None else None
+        self._geom_plane = m.geom_type == PLANE
+        self._plane_z = np.ascontiguousarray(m.geom_pos[:, 2])  # planes are horizontal, at their height
+        self._heightfields = np.flatnonzero(m.geom_type == HEIGHTFIELD).tolist()
         self.dynamic = m.body_mode == DYNAMIC
         self.kinematic = m.body_mode == KINEMATIC
         self._index = {name: i for i, name in enumerate(m.body_name)}
@@ -83,10 +97,11 @@ class World:
         self._cloth = [Cloth(spec, m) for spec in m.cloth]
 
     @classmethod
-    def from_scene(cls, scene, *, dt: float | None = None) -> "World":
-        """Build a world from a ``Scene`` (optionally with another time step)."""
+    def from_scene(cls, scene, *, dt: float | None = None, backend: str | None = None) -> "World":
+        """Build a world from a ``Scene`` (optionally with another time step); ``backend``: ``auto``
+        (default: numba where it imports), ``numba`` or ``numpy`` (see ``sim.kernels``)."""
         model, state = build(scene, dt=dt)
-        return cls(model, state)
+        return cls(model, state, backend=backend)
 
     # -- API ----------------------------------------------------------------------------------------------
     @property
@@ -201,18 +216,15 @@ class World:
         V = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)
         rows, prow, c_info, w_rows = self._rows(contacts, V, V0, inv_m, inv_I, awake, R_body)
         solver = m.solver
+        tolerance = max(solver.tolerance, solver.tolerance_floor)
         if rows is not None:
-            warm_start(V, rows)
-            tolerance = max(solver.tolerance, solver.tolerance_floor)
-            self.last_iterations = solve(V, rows, min(solver.iterations, solver.velocity_iterations),
-                                         tolerance, self._forward, lever=m.body_radius)
+            self.last_iterations = self._solve(V, rows, min(solver.iterations, solver.velocity_iterations),
+                                               tolerance, True, warm=True)
         else:
             self.last_iterations = 0
         Vp = np.zeros_like(V)
         if prow is not None:
-            solve(Vp, prow, min(solver.iterations, solver.position_iterations),
-                  max(solver.tolerance, solver.tolerance_floor), self._forward, friction=False,
-                  lever=m.body_radius)
+            self._solve(Vp, prow, min(solver.iterations, solver.position_iterations), tolerance, False)
         self._forward = not self._forward
         # store impulses for warm starting and events
         if rows is not None:
@@ -223,13 +235,16 @@ class World:
             self._save_cache(c_info, np.zeros((0, 3)), w_rows, np.zeros((0, 3)))
         # integrate
         move = awake | self.kinematic
-        s.linear_velocity[:] = np.where(move[:, None], V[:, :3], 0.0)
-        s.angular_velocity[:] = np.where(move[:, None], V[:, 3:], 0.0)
-        lin = s.linear_velocity + Vp[:, :3]
-        ang = s.angular_velocity + Vp[:, 3:]
-        if move.any():
-            s.position[move] += lin[move] * dt
-            s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
+        if self._kern is not None:
+            self._kern.integrate(s.position, s.quaternion, s.linear_velocity, s.angular_velocity, V, Vp, move, dt)
+        else:
+            s.linear_velocity[:] = np.where(move[:, None], V[:, :3], 0.0)
+            s.angular_velocity[:] = np.where(move[:, None], V[:, 3:], 0.0)
+            lin = s.linear_velocity + Vp[:, :3]
+            ang = s.angular_velocity + Vp[:, 3:]
+            if move.any():
+                s.position[move] += lin[move] * dt
+                s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
         for i, (com, q) in self._kin_target.items():
             s.position[i] = com
             s.quaternion[i] = q
@@ -244,6 +259,22 @@ class World:
                 cl.step(self, k, frames, dt)
         s.time += dt
         self.step_count += 1
+
+    def _solve(self, V, rows, iterations, tolerance, friction, warm=False) -> int:
+        """Warm start (``warm``) and projected Gauss-Seidel on ``rows``: numpy's coloured sweeps or the
+        compiled sequential ones. Returns the sweeps done."""
+        lever = self.model.body_radius
+        k = self._kern
+        if k is None:
+            if warm:
+                warm_start(V, rows)
+            return solve(V, rows, iterations, tolerance, self._forward, friction=friction, lever=lever)
+        if warm:
+            k.warm_start(V, rows.a, rows.b, rows.MJ, rows.lam)
+        R = rows.J.shape[1]
+        return k.solve(V, rows.a, rows.b, rows.J, rows.MJ, rows.kinv[:, :R], rows.k[:, :R], rows.target,
+                       rows.cfm * rows.kinv[:, 0], rows.mu, rows.lam, iterations, tolerance, self._forward,
+                       friction, np.ascontiguousarray(lever, dtype=np.float64))
 
     def _world_inv_inertia(self, R):
         """(N, 3, 3) inverse inertia tensors in the world, R I^-1 R^T."""
@@ -288,15 +319,22 @@ class World:
         gb = m.geom_body
         margin0 = m.solver.contact_margin
         pad = 0.5 * margin0 + speed[gb] * dt
-        lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
+        if self._kern is None:
+            lo, hi = compute_aabbs(m, g_pos, g_rot, pad)
+        else:
+            lo, hi = self._kern.compute_aabbs(m, g_pos, g_rot, pad, self._heightfields)
         active = np.ones(len(gb), dtype=bool)
-        pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
+        if self._kern is None:
+            pairs = candidate_pairs(m, lo, hi, moving_body[gb], active, self.dynamic[gb])
+        else:
+            pairs = self._kern.candidate_pairs(lo, hi, self._geom_plane, self._plane_z, gb, moving_body[gb],
+                                               self.dynamic[gb], m.geom_group, m.geom_mask)
         if len(pairs) == 0:
             return None
         margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt
         frames = Frames(m, g_pos, g_rot, self._static_poly, self._static_geom)
         max_pts = min(m.solver.max_contacts_per_pair, MAX_MANIFOLD)
-        pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts)
+        pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts, self._handlers)
         if len(pidx) == 0:
             return None
         return dict(pair=pairs[pidx], point=point, normal=normal, sep=sep)
@@ -338,21 +376,27 @@ class World:
             ga, gb = c["pair"][:, 0], c["pair"][:, 1]
             A, B = m.geom_body[ga], m.geom_body[gb]
             n, p, sep = c["normal"], c["point"], c["sep"]
-            ra, rb = p - s.position[A], p - s.position[B]
-            basis = tangent_basis(n)  # one basis for the rows, warm starting and the impulse cache
-            J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B], basis=basis)
             props = m.material_table[m.geom_material[ga], m.geom_material[gb]]
-            v_rel0 = (V0[B, :3] + cross(V0[B, 3:], rb)) - (V0[A, :3] + cross(V0[A, 3:], ra))
-            vn0 = np.einsum("ij,ij->i", v_rel0, n)
-            vt0 = norm(v_rel0 - vn0[:, None] * n)
-            v_rel = (V[B, :3] + cross(V[B, 3:], rb)) - (V[A, :3] + cross(V[A, 3:], ra))
-            vn = np.einsum("ij,ij->i", v_rel, n)
-            mu = np.where(vt0 < props[:, 4], props[:, 3], props[:, 0])
-            target = np.where(sep > 0, -sep / dt, 0.0)
-            e = props[:, 1]
-            bounce = (e > 0) & (-vn0 > props[:, 2]) & (sep + np.minimum(vn, vn0) * dt <= 0)
-            target = np.where(bounce, np.maximum(target, -e * vn0), target)
-            lam = self._warm(ga, gb, np.einsum("kji,kj->ki", R_body[A], ra), n, basis)
+            if self._kern is not None:  # the same rows, compiled
+                J, MJ, k, target, mu, vn0, t1, t2, local = self._kern.contact_rows(
+                    A, B, p, n, sep, s.position, R_body, V, V0, inv_m, inv_I, props, dt)
+                basis = (t1, t2)
+                lam = self._warm(ga, gb, local, n, basis)
+            else:
+                ra, rb = p - s.position[A], p - s.position[B]
+                basis = tangent_basis(n)  # one basis for the rows, warm starting and the impulse cache
+                J, MJ, k = jacobians(ra, rb, n, inv_m[A], inv_m[B], inv_I[A], inv_I[B], basis=basis)
+                v_rel0 = (V0[B, :3] + cross(V0[B, 3:], rb)) - (V0[A, :3] + cross(V0[A, 3:], ra))
+                vn0 = np.einsum("ij,ij->i", v_rel0, n)
+                vt0 = norm(v_rel0 - vn0[:, None] * n)
+                v_rel = (V[B, :3] + cross(V[B, 3:], rb)) - (V[A, :3] + cross(V[A, 3:], ra))
+                vn = np.einsum("ij,ij->i", v_rel, n)
+                mu = np.where(vt0 < props[:, 4], props[:, 3], props[:, 0])
+                target = np.where(sep > 0, -sep / dt, 0.0)
+                e = props[:, 1]
+                bounce = (e > 0) & (-vn0 > props[:, 2]) & (sep + np.minimum(vn, vn0) * dt <= 0)
+                target = np.where(bounce, np.maximum(target, -e * vn0), target)
+                lam = self._warm(ga, gb, np.einsum("kji,kj->ki", R_body[A], ra), n, basis)
             info = dict(count=len(A), A=A, B=B, ga=ga, gb=gb, point=p, normal=n, sep=sep, vn0=vn0, local=None,
                         basis=basis)
             parts.append(dict(a=A, b=B, J=J, MJ=MJ, k=k, target=target, cfm=np.zeros(len(A)), mu=mu, lam=lam,
@@ -362,8 +406,10 @@ class World:
             self._row_order = np.zeros(0, dtype=np.int64)
             return None, None, info, w_info
         cat = parts[0] if len(parts) == 1 else {k: np.concatenate([pt[k] for pt in parts]) for k in parts[0]}
-        colors = self._colors(cat["a"], cat["b"], awake)
-        order, slices = order_by_color(colors)
+        if self._kern is None:
+            order, slices = order_by_color(self._colors(cat["a"], cat["b"], awake))
+        else:  # compiled sweeps go row by row: no colouring, the rows stay in place (views, no copies)
+            order, slices = slice(None), [(0, len(cat["a"]))]
         self._row_order = order
         k = cat["k"][order]
         cfm = cat["cfm"][order]
@@ -451,6 +497,9 @@ class World:
         self._new_key, self._new_local = key, local
         if len(self._cache_key) == 0:
             return lam
+        if self._kern is not None:
+            return self._kern.warm(self._cache_key, self._cache_local, self._cache_impulse, key, local, n, *basis,
+                                   WARM_MATCH)
         ck = self._cache_key
         lo = np.searchsorted(ck, key, side="left")
         hi = np.searchsorted(ck, key, side="right")
@@ -563,7 +612,7 @@ class World:
             la = np.concatenate((A, [w.body_a for w in m.wires])).astype(np.int64)
             lb = np.concatenate((B, [w.body_b for w in m.wires])).astype(np.int64)
         both = awake[la] & awake[lb]
-        label = island_labels(m.num_bodies, la[both], lb[both])
+        label = (island_labels if self._kern is None else self._kern.island_labels)(m.num_bodies, la[both], lb[both])
         restless = np.zeros(m.num_bodies, dtype=bool)
         restless[label[awake & ~ready]] = True
         now = awake & ~restless[label]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.corpus import REPO
 
-DEMO = REPO / "assets" / "demo" / "demo.rscene"
+DEMO = REPO / "rscene_addon" / "demo.rscene"
 
 
 def tiny_scene(folder: Path, name: str = "tiny.rscene") -> Path:

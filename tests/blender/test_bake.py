@@ -9,14 +9,24 @@ from rscene_addon.sim import simulate
 from tests.corpus import EXAMPLE
 
 
-def test_bake_operator_keys_match_the_simulated_trajectory(blank):
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_bake_operator_keys_match_the_simulated_trajectory(blank, backend, monkeypatch):
+    import rscene_addon.sim
     scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
     scene = bpy.context.scene
     scene.render.fps = 24
+    scene.rscene.sim_backend = backend  # the scene panel's "Physics backend"
+    used = []
+
+    def spy(*args, **kwargs):
+        used.append(kwargs.get("backend"))
+        return simulate(*args, **kwargs)
+    monkeypatch.setattr(rscene_addon.sim, "simulate", spy)
     result = bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=13)
     assert result == {"FINISHED"}
+    assert used == [backend]
     # the same scene simulated without Blender gives the same motion (deterministic core)
-    expected = simulate(rscene.read(str(EXAMPLE)), 12 / 24, 24)
+    expected = simulate(rscene.read(str(EXAMPLE)), 12 / 24, 24, backend=backend)
     crate = next(ob for ob in scene.objects if ob.rscene.path == "/World/Crate")
     i = expected.index("/World/Crate")
     keys = bake.keyed_values(crate, "location", 2)

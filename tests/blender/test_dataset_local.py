@@ -23,9 +23,18 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
     two = dataset_command(job, "--out", tmp_path / "two", "--workers", "2")
     assert two.returncode == 0, two.stdout + two.stderr
     for result in (one, two):
-        assert "Saved:" not in result.stdout + result.stderr  # Cycles' lines went to the unit logs
+        # Blender's own lines ("Read blend:", Cycles' "Saved:") went to the unit logs, not the terminal
+        assert "Saved:" not in result.stdout + result.stderr
+        assert "Read blend:" not in result.stdout + result.stderr
         assert "units 4/4 done | frames 8/8" in result.stdout
-    assert "Saved:" in (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    assert "Read blend:" in (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    log = (tmp_path / "one" / "tiny" / "seed1" / "chunk0001-of-0002" / "log.txt").read_text()
+    assert "[100%] frame 2: /World/Props/CrateA/Imu" in log and "Saved:" not in log
+    # each of N local workers renders with the cores / N threads: the arrays do not depend on it
+    cores = len(os.sched_getaffinity(0))
+    threads = [{json.loads((p / "unit.json").read_text())["threads"] for p in unit_folders(tmp_path / d)}
+               for d in ("one", "two")]
+    assert threads == [{cores}, {max(1, cores // 2)}]
     arrays_one, arrays_two = dataset_arrays(tmp_path / "one"), dataset_arrays(tmp_path / "two")
     assert len(arrays_one) == 2 * 4 * 10  # 2 variations x 4 frames x (camera 6 + lidar 3 + IMU 1 files)
     assert arrays_one.keys() == arrays_two.keys()
@@ -113,3 +122,36 @@ def test_ray_flag_without_ray_says_what_to_install(tmp_path):
     assert result.returncode == 1
     assert "--ray needs the 'ray' package" in result.stdout
     assert not (tmp_path / "out").exists()
+
+
+def test_slices_of_a_job_share_a_folder_and_a_last_run_merges_them(tmp_path):
+    """What SLURM array tasks do: `dataset JOB --out DIR --chunk $ID/$COUNT`, then one run without."""
+    tiny_scene(tmp_path)
+    job = write_job(tmp_path, 'frames = "1-2"\nchunk = 1\n')
+    out = tmp_path / "out"
+    first = dataset_command(job, "--out", out, "--chunk", "1/2")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "slice 1/2: 1 of 2 unit(s)" in first.stdout
+    assert [p.name for p in unit_folders(out)] == ["chunk0001-of-0002"]
+    second = dataset_command(job, "--out", out, "--chunk", "2/2")
+    assert second.returncode == 0, second.stdout + second.stderr
+    merged = dataset_command(job, "--out", out)
+    assert merged.returncode == 0 and "2 already complete, 0 to make" in merged.stdout
+    manifest = json.loads((out / "dataset.json").read_text())
+    assert manifest["complete"] and manifest["datasets"][0]["manifest"]["metadata"]["frames"] == [1, 2]
+    assert dataset_command(job, "--out", out, "--chunk", "3/2").returncode == 1
+
+
+def test_the_render_command_keeps_cycles_saved_lines_off_the_terminal(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.corpus import REPO
+    scene = tiny_scene(tmp_path)
+    result = subprocess.run([sys.executable, "-m", "rscene_addon", "render", str(scene), "--frames", "1-2",
+                             "--samples", "1", "--out", str(tmp_path / "out")], cwd=REPO, capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Saved:" not in result.stdout + result.stderr
+    assert "[100%] frame 2" in result.stdout  # our own progress still shows
+    assert (tmp_path / "out" / "World.Camera" / "rgb_00002.png").exists()

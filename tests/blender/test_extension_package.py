@@ -93,6 +93,16 @@ INSTALL_CHILD = textwrap.dedent(
     hits = caster.make_caster(tri).cast(np.array([[0.2, 0.2, 1.0]]), np.array([[0.0, 0.0, -1.0]]), 5.0)
     assert hits.distance.tolist() == [1.0] and hits.object_id.tolist() == [4], hits
     print("EMBREE-OK", wheel_dir)
+    # the physics kernels compile into the extension's user folder (set at register), not beside the code
+    kernels = importlib.import_module(module + ".sim.kernels")
+    cache = os.path.realpath(bpy.utils.extension_path_user(module, path="numba-cache"))
+    assert os.path.realpath(kernels.cache_dir()) == cache, (kernels.cache_dir(), cache)
+    assert not kernels.cache_is_warm()
+    kernels.load()
+    assert kernels.cache_is_warm()
+    compiled = [n for _, _, files in os.walk(cache) for n in files if n.endswith(".nbi")]
+    assert compiled, os.listdir(cache)
+    print("KERNELS-OK", cache, len(compiled))
 
     addon_utils.disable(module, default_set=True, handle_error=reraise)
     assert module not in prefs.addons, sorted(a.module for a in prefs.addons)
@@ -148,6 +158,7 @@ def test_zip_layout(extension_zip: Path) -> None:
         manifest = tomllib.loads(zf.read("blender_manifest.toml").decode())
     assert "blender_manifest.toml" in names
     assert "__init__.py" in names, "the extension's __init__.py must be at the zip root"
+    assert "demo.rscene" in names, "the demo command's scene ships with the extension"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")], names
     # this platform's wheels only, each where the zip's manifest says
     assert manifest["platforms"] == [_host_platform()]
@@ -211,6 +222,7 @@ def test_install_and_enable(extension_zip: Path, tmp_path: Path) -> None:
     workdir.mkdir()
     env = dict(os.environ)
     env["BLENDER_USER_RESOURCES"] = str(user_res)
+    env.pop("NUMBA_CACHE_DIR", None)  # the extension chooses its own kernel cache
     proc = subprocess.run(
         [sys.executable, "-I", "-c", INSTALL_CHILD, str(extension_zip), MODULE, EXT_ID],
         cwd=workdir,
@@ -221,6 +233,6 @@ def test_install_and_enable(extension_zip: Path, tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0 and "INSTALL-OK" in proc.stdout and "EMBREE-OK" in proc.stdout \
-        and "NUMBA-OK" in proc.stdout, (
+        and "NUMBA-OK" in proc.stdout and "KERNELS-OK" in proc.stdout, (
         f"install in a fresh Blender failed (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
     )

@@ -2,6 +2,7 @@
 import bpy
 
 from rscene_addon.formats import registry
+from rscene_addon.ops import io_ops
 from tests.corpus import CORPUS
 
 
@@ -17,7 +18,46 @@ def test_raisim_xml_imports_through_its_operator_and_exports_back(blank, tmp_pat
     assert len(registry.read_scene(str(out)).of("object")) == len(expected.of("object"))
 
 
+class _RecordingLayout:
+    def __init__(self):
+        self.drawn = []
+
+    def operator(self, idname, text=""):
+        self.drawn.append((idname, text))
+
+
+def _drawn(menu):
+    holder = type("Menu", (), {})()
+    holder.layout = _RecordingLayout()
+    menu(holder, bpy.context)
+    return holder.layout.drawn
+
+
 def test_menus_list_every_format(blank):
-    names = {op.bl_idname for op in bpy.types.Operator.__subclasses__()}
-    for suffix in ("rscene", "raisim_xml", "coppelia_xml", "airsim_scene"):
-        assert hasattr(bpy.ops.import_scene, suffix) and hasattr(bpy.ops.export_scene, suffix), (suffix, len(names))
+    """File > Import and File > Export draw one entry per writable format of the registry, each an operator
+    that exists, labelled with the format's extension."""
+    imports, exports = _drawn(io_ops.menu_import), _drawn(io_ops.menu_export)
+    fmt_of = {"rscene": "rscene", **{suffix: fmt for fmt, suffix, _, _ in io_ops.OTHER_FORMATS}}
+    for drawn, category in ((imports, "import_scene"), (exports, "export_scene")):
+        suffixes = [idname.split(".")[1] for idname, _ in drawn]
+        assert all(idname.startswith(category + ".") for idname, _ in drawn)
+        assert sorted(fmt_of[s] for s in suffixes) == sorted(registry.WRITABLE)
+        for idname, text in drawn:
+            suffix = idname.split(".")[1]
+            assert hasattr(getattr(bpy.ops, category), suffix)
+            assert any(f"({ext})" in text for ext in registry.FILE_EXTENSIONS[fmt_of[suffix]]), (idname, text)
+
+
+def test_include_panel_shows_in_our_importers_only(blank):
+    """The "Include" panel draws our import options: it must not appear in glTF's, FBX's or OBJ's file browser."""
+    def context(idname):
+        space = type("Space", (), {"active_operator": type("Op", (), {"bl_idname": idname})()})()
+        return type("Context", (), {"space_data": space})()
+
+    panel = io_ops.RSCENE_PT_import_include
+    for ours in ("IMPORT_SCENE_OT_rscene", "IMPORT_SCENE_OT_raisim_xml", "IMPORT_SCENE_OT_airsim_scene"):
+        assert panel.poll(context(ours)), ours
+    for theirs in ("IMPORT_SCENE_OT_gltf", "IMPORT_SCENE_OT_fbx", "WM_OT_obj_import", "EXPORT_SCENE_OT_rscene"):
+        assert not panel.poll(context(theirs)), theirs
+    empty = type("Context", (), {"space_data": type("Space", (), {"active_operator": None})()})()
+    assert not panel.poll(empty)

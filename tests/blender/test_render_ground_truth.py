@@ -445,3 +445,21 @@ def test_gpu_runs_say_they_compile_kernels_and_record_the_backend(tmp_path, monk
     assert notes == ["first GPU render (OPTIX): compiling GPU kernels, once per driver: minutes"]
     meta = _manifest(tmp_path / "out")["metadata"]
     assert (meta["device"], meta["device_backend"]) == ("GPU", "OPTIX")
+
+
+def test_chunks_give_the_full_runs_flow(tmp_path):
+    """Flow reads the neighbouring frames from the baked animation, not from the frames rendered: chunks
+    of a run write the same flow as the whole run, and their manifests merge."""
+    from rscene_addon.render.outputs import merge_manifests
+    scene, _ = _moving_box_scene()
+    options = RenderOptions(products={"ids", "flow"})
+    render_scene(scene, tmp_path / "full", range(1, 4), sensors="Eye", options=options)
+    render_scene(scene, tmp_path / "parts", range(1, 3), sensors="Eye", options=options, chunk=(1, 2))
+    render_scene(scene, tmp_path / "parts", range(3, 4), sensors="Eye", options=options, chunk=(2, 2))
+    for frame in (1, 2, 3):
+        for layer in ("flow_forward", "flow_backward"):
+            name = f"Eye/{layer}_{frame:05d}.npy"
+            assert np.array_equal(np.load(tmp_path / "full" / name), np.load(tmp_path / "parts" / name),
+                                  equal_nan=True)
+    merged = merge_manifests(sorted((tmp_path / "parts").glob("manifest_chunk*.json")))
+    assert merged["metadata"]["pixel_truth"] == _manifest(tmp_path / "full")["metadata"]["pixel_truth"]

@@ -8,6 +8,7 @@ import pytest
 from rscene_addon.blender import scene_import
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World
+from rscene_addon.sim import geometry as geo
 from tests.corpus import RSCENE_FILES
 from tests.unit.scene_geometry.test_record_geometry import HEADER, SPEC_DEFORMABLE, SPEC_GRANULAR
 
@@ -17,8 +18,14 @@ PLY_SHEET = ("ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\npropert
 SPEC_LINES = [
     "object /World/Ground ground 0 0 0 1 0 0 0 10 10 1 0.5 1 1 default - false true false - static true 1 "
     "18446744073709551615",
-    "object /World/Crate box 0.5 0 0.25 0.9238795 0 0 0.3826834 0.5 0.5 0.5 0.5 1 1 default - false true false "
+    "object /World/Crate box 0.5 0 0.25 0.9238795 0 0 0.3826834 0.5 0.6 0.7 0.5 1 1 default - false true false "
     "- dynamic true 1 18446744073709551615",
+    "object /World/Ball sphere 2 0 1 1 0 0 0 2 2 2 0.25 1 1 default - false true false - dynamic true 1 "
+    "18446744073709551615",
+    "object /World/Can cylinder 3 0 1 1 0 0 0 2 2 3 0.1 0.4 1 default - false true false - dynamic true 1 "
+    "18446744073709551615",
+    "object /World/Pill capsule 4 0 1 1 0 0 0 1 1 2 0.1 0.3 1 default - false true false - dynamic true 1 "
+    "18446744073709551615",
     SPEC_GRANULAR,
     SPEC_DEFORMABLE,
     "deformable /World/Sheet cloth sheet.ply 0 0 1 0.7071068 0.7071068 0 0 2 2 2 pinnedVertices=4,1",
@@ -40,6 +47,22 @@ def _world_points(ob):
     return co @ m[:3, :3].T + m[:3, 3]
 
 
+SIZED = (geo.BOX, geo.SPHERE, geo.CYLINDER, geo.CAPSULE)
+
+
+def _extent(model, g):
+    """Full extent (x, y, z) of geom ``g`` in its body's frame (geom_size: box half extents; sphere r;
+    cylinder and capsule r, half height)."""
+    size, kind = model.geom_size[g], model.geom_type[g]
+    if kind == geo.BOX:
+        return 2 * size
+    if kind == geo.SPHERE:
+        return np.full(3, 2 * size[0])
+    if kind == geo.CYLINDER:
+        return np.array([2 * size[0], 2 * size[0], 2 * size[1]])
+    return np.array([2 * size[0], 2 * size[0], 2 * size[1] + 2 * size[0]])  # capsule: caps included
+
+
 def _assert_views_agree(path):
     import bpy
 
@@ -48,11 +71,16 @@ def _assert_views_agree(path):
     objects = {ob.rscene.path: ob for ob in bpy.data.objects if ob.rscene.kind}
     world = World.from_scene(rscene.read(str(path)))
     model, state = world.model, world.state
-    for name in model.body_name:
+    for i, name in enumerate(model.body_name):
         if name in objects:
             position, _ = world.body_pose(name)
-            np.testing.assert_allclose(np.array(objects[name].matrix_world.translation), position, atol=1e-5,
-                                       err_msg=name)
+            ob = objects[name]
+            np.testing.assert_allclose(np.array(ob.matrix_world.translation), position, atol=1e-5, err_msg=name)
+            geoms = np.flatnonzero(model.geom_body == i)
+            if len(geoms) == 1 and ob.type == "MESH" and model.geom_type[geoms[0]] in SIZED:
+                # the Blender mesh's extent (object scale included) is the simulator's geom
+                np.testing.assert_allclose(np.array(ob.dimensions), _extent(model, geoms[0]), rtol=1e-4,
+                                           atol=1e-6, err_msg=name)
     for spec, particles in zip(model.granular, state.particles):
         ob = objects[spec.name]
         assert len(ob.data.vertices) == len(particles), spec.name

@@ -74,3 +74,18 @@ def test_blender_style_arguments_after_double_dash(tmp_path):
     result = subprocess.run([sys.executable, str(script), "--", "validate", str(bad)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
+
+
+def test_demo_scene_ships_inside_the_package():
+    """``demo`` runs from an installed extension too: its default scene is a file of the package."""
+    import os
+
+    import rscene_addon
+    from rscene_addon import cli
+    from rscene_addon.formats import rscene
+
+    package = os.path.dirname(os.path.abspath(rscene_addon.__file__))
+    assert os.path.dirname(cli.DEMO_SCENE) == package
+    scene = rscene.read(cli.DEMO_SCENE)
+    assert scene.of("object") and scene.of("camera")
+    assert cli.build_parser().parse_args(["demo"]).scene == cli.DEMO_SCENE

@@ -49,7 +49,8 @@ def _imports_in(text: str, package_parts: tuple, name: str = "<probe>"):
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = list(package_parts[:len(package_parts) - (node.level - 1)]) if node.level > 1 else list(package_parts)
+                up = node.level - 1
+                base = list(package_parts[:len(package_parts) - up]) if up else list(package_parts)
                 if node.level - 1 > len(package_parts):
                     continue
                 target = base + (node.module.split(".") if node.module else [])

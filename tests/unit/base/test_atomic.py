@@ -71,3 +71,20 @@ def test_failure_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
             raise RuntimeError("boom")
     assert path.read_bytes() == b"old"
     assert os.listdir(tmp_path) == ["keep.bin"]
+
+
+def test_durable_writes_fsync_and_per_frame_writes_do_not(tmp_path, monkeypatch):
+    """Scene files are fsynced before the rename; per-frame sensor outputs (durable=False) are not, and
+    are still complete files under their final name."""
+    import numpy as np
+
+    from rscene_addon.sensors.writers import write_npy
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd)))
+    write_text_atomic(tmp_path / "scene.rscene", "raisim_engine_scene 2\n")
+    assert len(synced) == 1
+    write_npy(tmp_path / "depth_00001.npy", np.arange(6.0).reshape(2, 3))
+    assert len(synced) == 1
+    np.testing.assert_array_equal(np.load(tmp_path / "depth_00001.npy"), np.arange(6.0).reshape(2, 3))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["depth_00001.npy", "scene.rscene"]

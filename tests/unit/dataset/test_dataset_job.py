@@ -33,6 +33,7 @@ sensors = ["/World/Camera"]
 products = ["rgb", "depth"]
 variations = [{seed = 0}, {seed = 1}]
 units_per_process = 7
+threads = 3
 rgb_bits = 16
 range = true
 [ray]
@@ -47,7 +48,7 @@ max_retries = 4
     assert job.frames == tuple(parse_frame_range("2-20:3")) == (2, 5, 8, 11, 14, 17, 20)
     assert (job.chunk, job.fps, job.substeps, job.samples, job.device) == (3, 24.0, 4, 2, "GPU")
     assert job.sensors == ("/World/Camera",) and job.products == ("rgb", "depth")
-    assert (job.units_per_process, job.retries, job.num_cpus, job.num_gpus) == (7, 4, 2.0, 0.5)
+    assert (job.units_per_process, job.retries, job.num_cpus, job.num_gpus, job.threads) == (7, 4, 2.0, 0.5, 3)
     assert job.render == {"rgb_bits": 16, "range": True}
 
 
@@ -112,3 +113,15 @@ def test_missing_required_keys_and_bad_toml(tmp_path):
     with pytest.raises(JobError) as info:
         load_job(tmp_path / "absent.toml")
     assert info.value.problems[0].startswith("absent.toml: cannot read:")
+
+
+def test_products_are_the_render_commands_own(tmp_path):
+    """A job asks for any product the render command makes (ground truth and aliases included); an
+    unknown one is reported against the products key."""
+    scenes(tmp_path, "s.rscene")
+    job = load_job(write(tmp_path, 'scenes = "s.rscene"\nframes = 2\n'
+                                   'products = ["rgb", "flow", "object_coords", "amodal", "ids", "bop"]\n'))
+    assert list(job.products) == ["rgb", "flow", "object_coords", "amodal", "ids", "bop"]
+    with pytest.raises(JobError) as info:
+        load_job(write(tmp_path, 'scenes = "s.rscene"\nframes = 2\nproducts = ["rgb", "x-ray"]\n', "bad.toml"))
+    assert "bad.toml" in str(info.value) and "products" in str(info.value) and "x-ray" in str(info.value)

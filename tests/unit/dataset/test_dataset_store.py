@@ -69,3 +69,29 @@ def test_progress_line_counts_rate_and_time_left():
     # 4 new frames in 30 s = 8 frames/min; 24 frames left -> 3 minutes
     assert progress.line() == "units 3/10 done, 1 failed | frames 12/40 | 8.0 frames/min | 3m00s left"
     assert format_duration(3725) == "1h02m" and format_duration(9.4) == "9s"
+
+
+def test_a_slice_removes_only_its_own_units_scratch(tmp_path):
+    units = _units(tmp_path)
+    store = DatasetStore(tmp_path / "out")
+    ours, theirs = scratch_beside(store.unit_dir(units[0])), scratch_beside(store.unit_dir(units[1]))
+    assert store.remove_scratch([store.unit_dir(units[0])]) == [ours]
+    assert os.path.isdir(theirs) and not os.path.exists(ours)
+
+
+def test_a_bake_made_first_by_another_process_is_kept(tmp_path):
+    from rscene_addon.dataset.store import publish_bake
+    final = str(tmp_path / "bake")
+    first = scratch_beside(final)
+    write_json(os.path.join(first, "bake.json"), {"fingerprint": "f1"})
+    (tmp_path / first / "scene.blend").write_text("first")
+    publish_bake(first, final, "f1")
+    second = scratch_beside(final)
+    (tmp_path / second / "scene.blend").write_text("second")
+    publish_bake(second, final, "f1")  # same bake: the one in place (maybe being read) stays
+    assert (tmp_path / "bake" / "scene.blend").read_text() == "first"
+    third = scratch_beside(final)
+    write_json(os.path.join(third, "bake.json"), {"fingerprint": "f2"})
+    publish_bake(third, final, "f2")  # a stale bake of an older job is replaced
+    assert json.loads((tmp_path / "bake" / "bake.json").read_text()) == {"fingerprint": "f2"}
+    assert sorted(os.listdir(tmp_path)) == ["bake"]

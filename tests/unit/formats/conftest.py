@@ -7,15 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+from tests.corpus import CORPUS, require_corpus  # noqa: F401 - CORPUS for the modules that import it here
+
 DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture
 def corpus() -> Path:
-    if not CORPUS.exists():
-        pytest.skip("the test corpus (../shared/corpus beside the checkout) is not available")
-    return CORPUS
+    return require_corpus()
 
 
 @pytest.fixture

@@ -44,6 +44,7 @@ def test_detect_the_corpus(corpus):
     with pytest.raises(FormatError):
         registry.detect(str(corpus / SIM_CONFIG / "robot_quadrotor_fastphysics.jsonc"))
     mjcf = sorted((corpus / "mjcf").rglob("*.xml"))
+    assert mjcf, corpus / "mjcf"
     if mjcf:
         assert registry.detect(str(mjcf[0])) == "mjcf"
         scene = registry.read_scene(str(mjcf[0]))  # a robot: one resource and one articulated system
@@ -132,17 +133,55 @@ SOURCES = [f"{RSC}/xmlScripts/objects/SingleBodies.xml", f"{RSC}/xmlScripts/wire
            "rscene/raisimTech-raisim2Lib/rayrai_warehouse.EXCERPT-head.rscene"]
 
 
+def _kept_or_reported(original, back, warnings, target):
+    """Every placed thing of ``original`` (a node record with a path: object, light, camera, sensor, ...) is in
+    ``back`` under its name (formats without groups flatten the path), or a warning names it or its kind:
+    nothing is lost silently."""
+    kept = {record.path.rstrip("/").rsplit("/", 1)[-1] for record in back.records if getattr(record, "path", None)}
+    text = "\n".join(warnings)
+    silent = [(record.tag, record.path) for record in original.records
+              if record.tag in NODE_KINDS and record.path and record.path.rstrip("/").rsplit("/", 1)[-1] not in kept
+              and record.path not in text and f" {record.tag} " not in text]
+    assert not silent, (target, silent[:5], warnings[:5])
+
+
+NODE_KINDS = ("object", "light", "camera", "sensor", "compound", "articulated", "wire", "deformable", "granular",
+              "terrain_region", "instanced_visual")
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.rsplit("/", 1)[1])
 def test_every_source_converts_to_every_target(corpus, tmp_path, source):
+    original = registry.read_scene(str(corpus / source))
     for name, fmt in (("a.rscene", "rscene"), ("a.xml", "raisim_xml"), ("a.simscene.xml", "coppelia_xml"),
                       ("a.jsonc", "airsim")):
         warnings = registry.convert(str(corpus / source), str(tmp_path / name), to=fmt)
         assert all(isinstance(w, str) for w in warnings)
         assert registry.detect(str(tmp_path / name)) == fmt
-        registry.read_scene(str(tmp_path / name))
+        back = registry.read_scene(str(tmp_path / name))
+        _kept_or_reported(original, back, warnings, name)
+        if fmt == "rscene":  # the scene model's own format holds everything
+            assert len(back.records) == len(original.records)
 
 
 def test_bubblerob_converts_to_every_target(data_dir, tmp_path):
+    source = data_dir / "bubblerob.simscene.xml"
+    original = registry.read_scene(str(source))
+    assert original.of("object")  # the file's shapes became objects
     for name in ("a.rscene", "a.xml", "a.jsonc", "b.simscene.xml"):
-        registry.convert(str(data_dir / "bubblerob.simscene.xml"), str(tmp_path / name))
-        registry.read_scene(str(tmp_path / name))
+        warnings = registry.convert(str(source), str(tmp_path / name))
+        back = registry.read_scene(str(tmp_path / name))
+        _kept_or_reported(original, back, warnings, name)
+        for record in original.of("object"):  # what was kept sits where it was
+            if back.by_path(record.path) is not None:
+                assert back.by_path(record.path).get("position") == pytest.approx(record.get("position"), abs=1e-9)
+
+
+def test_the_loss_check_catches_a_silent_loss():
+    two = ("raisim_engine_scene 2\n"
+           "object /World/A box 0 0 0 1 0 0 0 1 1 1 0.5 1 1 default - false true false - static true 1 1\n"
+           "object /World/B box 0 0 0 1 0 0 0 1 1 1 0.5 1 1 default - false true false - static true 1 1\n")
+    original, back = rscene.loads(two), rscene.loads(two.rsplit("object", 1)[0])
+    with pytest.raises(AssertionError):
+        _kept_or_reported(original, back, [], "probe")
+    _kept_or_reported(original, back, ["/World/B: dropped"], "probe")
+    _kept_or_reported(original, back, ["x cannot hold 1 object record(s)"], "probe")

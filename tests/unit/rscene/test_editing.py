@@ -8,6 +8,7 @@ import pytest
 
 from rscene_addon.formats import rscene
 from rscene_addon.model import UnknownRecord, ValueFormatError, new_record
+from tests.corpus import require_corpus
 
 CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus" / "rscene"  # beside the checkout
 EXAMPLE_PATH = CORPUS / "docs-examples/RsceneFile_example.rscene"
@@ -335,8 +336,7 @@ def test_unknown_records_keys_and_fields_survive_edits():
 def test_engine2_records_are_already_canonical(path):
     """Records Engine 2 wrote come out the same when written canonically, except materials, whose hundred-odd
     undeclared PBR keys move after the declared ones (same values, other order)."""
-    if not path.exists():
-        pytest.skip("corpus not available")
+    require_corpus(path)
     text = path.read_text(encoding="utf-8")
     scene = rscene.loads(text if path.suffix == ".rscene" else "raisim_engine_scene 2\n" + text)
     for record in scene.records:

@@ -155,3 +155,19 @@ def test_barycentric_weights_rebuild_the_point():
     w = rng.dirichlet([1, 1, 1], size=50)
     points = w[:, :1] * a + w[:, 1:2] * b + w[:, 2:] * c
     assert np.abs(pt.barycentric(points, a, b, c) - w).max() < 1e-8
+
+
+@pytest.mark.parametrize("parts", [3, 200])
+def test_transform_rows_part_by_part_and_gathered_agree_with_a_loop(parts):
+    """Few parts go part by part, many through one gather: both equal a per-row loop."""
+    rng = np.random.default_rng(parts)
+    mats = np.stack([_pose(_rot_z(a) @ _rot_y(b), p) for a, b, p in zip(rng.normal(size=parts),
+                                                                          rng.normal(size=parts),
+                                                                          rng.normal(size=(parts, 3)))])
+    index = rng.integers(-1, parts, size=500)
+    points = rng.normal(size=(500, 3))
+    out = pt.transform_rows(mats, index, points)
+    expected = np.array([mats[k, :3, :3] @ q + mats[k, :3, 3] if k >= 0 else [np.nan] * 3
+                         for k, q in zip(index, points)])
+    assert np.allclose(out, expected, atol=1e-12, equal_nan=True)
+    assert pt.rows_times(points, mats[0, :3, :3]) == pytest.approx(points @ mats[0, :3, :3])

@@ -10,6 +10,7 @@ import pytest
 from rscene_addon.formats import urdf
 from rscene_addon.robots.kinematics import jacobian
 from rscene_addon.sim.articulated import ArticulatedSystem
+from tests.corpus import require_corpus
 
 G = 9.81
 CARTPOLE = "/work/shared/corpus/urdf/raisimTech-raisim2Lib/rsc/cartPole/cartpole.urdf"
@@ -156,8 +157,7 @@ def test_energy_conserved_over_five_seconds(tmp_path):
 
 
 def test_cartpole_with_locked_cart_is_a_pendulum():
-    if not os.path.exists(CARTPOLE):
-        pytest.skip("corpus cartpole not available")
+    require_corpus(CARTPOLE)
     try:
         robot = urdf.read_robot(CARTPOLE)
     except Exception as exc:  # pragma: no cover - corpus file quirks
@@ -402,7 +402,7 @@ def test_systems_for_scene_from_urdf_scene(tmp_path):
     scene = urdf.read(path)
     rec = scene.of("articulated")[0]
     rec["generalizedCoordinate"] = [0.3]
-    from rscene_addon.sim.articulated import systems_for_scene
+    from rscene_addon.sim.robot_scene import systems_for_scene
     warnings = []
     systems = systems_for_scene(scene, dt=0.002, warnings=warnings)
     assert not warnings and len(systems) == 1

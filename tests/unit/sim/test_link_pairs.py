@@ -1,4 +1,4 @@
-"""Robot links against each other (sim.link_pairs, articulated.step_systems): collisions between robots and
+"""Robot links against each other (sim.link_pairs, multibody_solver.step_systems): collisions between robots and
 within one robot, restitution, contact events, against closed-form truths."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
-from rscene_addon.sim.articulated import ArticulatedSystem, step_systems
+from rscene_addon.sim.articulated import ArticulatedSystem
+from rscene_addon.sim.multibody_solver import step_systems
 from rscene_addon.sim.link_contacts import WorldContacts
 from tests.scenes import ALL, ground, header, obj, scene_from
 from tests.unit.sim.link_robots import box_urdf, read_robot

@@ -8,6 +8,9 @@ from rscene_addon.commands.simulate_job import run_simulation_cli
 from rscene_addon.sim import Cancelled, Trajectory, World, simulate
 from tests.scenes import ground, header, obj, scene_from
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 KEYS = ("time", "names", "position", "quaternion", "linear_velocity", "angular_velocity")
 
 

@@ -11,6 +11,9 @@ from rscene_addon.sim.boxbox import box_box
 from rscene_addon.base.spatial import quat_to_matrix
 from rscene_addon.sim.narrowphase import ContactBuffer, WorldPoly, polytope_polytope
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 
 class _Frames:
     def __init__(self, pos, rot):

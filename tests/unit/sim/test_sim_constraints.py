@@ -9,6 +9,9 @@ import pytest
 from rscene_addon.sim import World, simulate
 from tests.scenes import ground, header, obj, scene_from
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 G = 9.81
 
 

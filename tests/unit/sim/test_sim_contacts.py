@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -11,6 +10,10 @@ from tests.scenes import ALL, ground, header, obj, scene_from
 from rscene_addon.formats import rscene
 from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_rotate
+from tests.corpus import require_corpus
+
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
 
 EXAMPLE = "/work/shared/corpus/rscene/docs-examples/RsceneFile_example.rscene"
 
@@ -98,8 +101,8 @@ def _terrain_envelope(xs_grid, ys_grid, Hz, x, y):
     return np.minimum(a, b)
 
 
-@pytest.mark.skipif(not os.path.exists(EXAMPLE), reason="shared corpus not available")
 def test_documented_example_settles_above_the_terrain():
+    require_corpus(EXAMPLE)
     scene = rscene.read(EXAMPLE)
     tr = simulate(scene, 3.0, 30)
     assert tr.names.tolist() == ["/World/Crate", "/World/Ball"]

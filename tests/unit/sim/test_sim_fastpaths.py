@@ -1,5 +1,5 @@
-"""The step's fast paths give what the plain formulations give: greedy colouring, inertia products,
-geom frames and a colouring reused between steps."""
+"""The step's fast paths give what the plain formulations give: greedy colouring, inertia products, contact
+Jacobians against their definition, geom frames and a colouring reused between steps."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,10 +40,34 @@ def test_inertia_products_match_einsum():
     rng = np.random.default_rng(5)
     I, ang = rng.normal(size=(37, 3, 3)), rng.normal(size=(37, 3, 3))
     assert np.allclose(_inertia_times(I, ang), np.einsum("mij,mrj->mri", I, ang), rtol=0, atol=1e-14)
-    ra, rb, n = rng.normal(size=(3, 37, 3))
+
+
+def test_contact_jacobians_are_the_relative_velocity_and_the_effective_mass():
+    """Against the definitions, with np.cross and a 12 x 12 inverse mass matrix per contact: row d of J maps
+    body velocities (va, wa, vb, wb) to d . (velocity of b's point - velocity of a's point); MJ = M^-1 J^T;
+    k = diag(J M^-1 J^T); the three directions are the normal and two unit tangents orthogonal to it."""
+    rng = np.random.default_rng(6)
+    m = 37
+    ra, rb, n = rng.normal(size=(3, m, 3))
     n /= norm(n)[:, None]
-    J, MJ, k = jacobians(ra, rb, n, np.ones(37), np.ones(37), I, I)
-    assert J.shape == MJ.shape == (37, 3, 12) and k.shape == (37, 3)
+    ma, mb = rng.uniform(0.1, 2.0, size=(2, m))
+    Ia, Ib = (a @ np.swapaxes(a, 1, 2) + 0.1 * np.eye(3) for a in rng.normal(size=(2, m, 3, 3)))  # SPD
+    J, MJ, k = jacobians(ra, rb, n, ma, mb, Ia, Ib)
+    assert J.shape == MJ.shape == (m, 3, 12) and k.shape == (m, 3)
+    D = J[:, :, 6:9]  # b's linear block: the directions themselves
+    np.testing.assert_allclose(D[:, 0], n, atol=1e-15)
+    np.testing.assert_allclose(np.einsum("mri,msi->mrs", D, D), np.broadcast_to(np.eye(3), (m, 3, 3)), atol=1e-12)
+    va, wa, vb, wb = rng.normal(size=(4, m, 3))
+    rel = (vb + np.cross(wb, rb)) - (va + np.cross(wa, ra))
+    v = np.concatenate((va, wa, vb, wb), axis=1)
+    np.testing.assert_allclose(np.einsum("mrk,mk->mr", J, v), np.einsum("mri,mi->mr", D, rel), atol=1e-12)
+    Minv = np.zeros((m, 12, 12))
+    Minv[:, 0:3, 0:3] = ma[:, None, None] * np.eye(3)
+    Minv[:, 3:6, 3:6] = Ia
+    Minv[:, 6:9, 6:9] = mb[:, None, None] * np.eye(3)
+    Minv[:, 9:12, 9:12] = Ib
+    np.testing.assert_allclose(MJ, np.einsum("mkl,mrl->mrk", Minv, J), atol=1e-12)
+    np.testing.assert_allclose(k, np.einsum("mrk,mkl,mrl->mr", J, Minv, J), rtol=1e-12)
 
 
 def _pile(n=12):

@@ -10,6 +10,9 @@ from tests.scenes import ground, header, obj, scene_from
 from rscene_addon.sim import World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 G = 9.81
 
 

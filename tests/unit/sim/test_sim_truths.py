@@ -17,6 +17,9 @@ from rscene_addon.sim import DYNAMIC, World, simulate
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_rotate, quat_to_matrix
 from tests.scenes import ALL, ground, header, obj, scene_from
 
+# every test here runs on both physics backends (numpy reference, compiled numba kernels)
+pytestmark = pytest.mark.usefixtures("sim_backend")
+
 G = 9.81
 TERRAIN_BIT = 1 << 63  # the ground plane's collision group (see test_terrain_group_is_bit_63)
 

@@ -1,0 +1,120 @@
+"""Compiled kernels (numba) for the hot loops of a rigid-body step; the numpy core stays the reference.
+
+One switch chooses the backend: ``auto`` (numba where it imports), ``numba`` or ``numpy``, passed to
+``World.from_scene(..., backend=...)`` / ``simulate(..., backend=...)``, else read from the environment
+variable ``RSCENE_SIM_BACKEND`` (what tests use), else ``auto``.
+
+The kernels compile on first use into a cache (``@njit(cache=True)``): ``NUMBA_CACHE_DIR`` when set,
+else the directory given to ``set_cache_dir`` (Blender passes its extension user folder), else a user
+cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's equivalent). This package never
+imports bpy.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+BACKENDS = ("auto", "numba", "numpy")
+ENV_BACKEND = "RSCENE_SIM_BACKEND"
+
+_cache_dir: str | None = None
+_compiled = None  # the loaded kernel module
+_numba_error: str | None = None
+
+
+def numba_available() -> bool:
+    """numba imports here (a wheel exists for this platform and Python)."""
+    global _numba_error
+    if _numba_error is None:
+        try:
+            import numba  # noqa: F401
+            _numba_error = ""
+        except Exception as exc:  # ImportError, or a broken llvmlite
+            _numba_error = f"{type(exc).__name__}: {exc}"
+    return _numba_error == ""
+
+
+def resolve(backend: str | None = None) -> str:
+    """``numba`` or ``numpy`` for a requested backend (None: the environment variable, else ``auto``).
+
+    ``numba`` when numba does not import is an error that says why; ``auto`` then falls back to numpy."""
+    name = backend if backend is not None else (os.environ.get(ENV_BACKEND) or "auto")
+    name = name.strip().lower()
+    if name not in BACKENDS:
+        raise ValueError(f"unknown simulation backend {name!r} (choose from {', '.join(BACKENDS)})")
+    if name == "numpy":
+        return "numpy"
+    if numba_available():
+        return "numba"
+    if name == "numba":
+        raise ValueError(f"the numba backend is not available here ({_numba_error}); use --backend numpy")
+    return "numpy"
+
+
+def user_cache_dir() -> str:
+    """The per-user folder the CLI and library compile into (when NUMBA_CACHE_DIR is not set)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "rscene_addon", "numba")
+
+
+def set_cache_dir(path: str | None) -> None:
+    """Compile into ``path`` (Blender: the extension's user folder). NUMBA_CACHE_DIR, when set, wins.
+    Takes effect for kernels not loaded yet (numba binds a function's cache when it is decorated)."""
+    global _cache_dir
+    _cache_dir = path
+
+
+def cache_dir() -> str:
+    return os.environ.get("NUMBA_CACHE_DIR") or _cache_dir or user_cache_dir()
+
+
+def _source_token() -> str:
+    """numba's version and the kernels' source: a cache made by other kernels is not warm."""
+    import numba
+    h = hashlib.sha1(numba.__version__.encode())
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as fh:
+                h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+def _marker() -> str:
+    return os.path.join(cache_dir(), f"rscene-kernels-{_source_token()}.ready")
+
+
+def cache_is_warm() -> bool:
+    """The kernels were compiled into the cache before (loading them takes about a second, not a
+    compile): the bake says "compiling physics kernels, once" when this is False."""
+    return _compiled is not None or (numba_available() and os.path.exists(_marker()))
+
+
+def load():
+    """The compiled kernel module, compiled (or loaded from the cache) and run once on tiny inputs, so
+    that a step never pays a compile. Raises ImportError when numba is missing."""
+    global _compiled
+    if _compiled is not None:
+        return _compiled
+    import numba
+    path = cache_dir()
+    try:
+        os.makedirs(path, exist_ok=True)
+        if not os.environ.get("NUMBA_CACHE_DIR"):
+            numba.config.CACHE_DIR = path  # read when the kernels are decorated (imported below)
+    except OSError:
+        pass  # an unwritable folder: numba falls back to its own cache locations
+    from . import compiled
+    compiled.warm_up()
+    _compiled = compiled
+    try:
+        open(_marker(), "a").close()
+    except OSError:
+        pass
+    return compiled

@@ -1,0 +1,79 @@
+"""The compiled kernels, imported together (by ``kernels.load`` after it has chosen the cache folder),
+and the narrowphase handlers that call them (``narrowphase.collide``'s handler signature)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import boxes
+from .bounds import aabbs
+from .pairs import candidate_pairs
+from .pgs import solve, warm_start
+from .rows import contact_rows
+from .step import integrate, island_labels, warm
+
+__all__ = ["box_box", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "solve", "warm", "warm_start", "warm_up"]
+
+
+def _out(n: int):
+    return np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)), np.empty(n)
+
+
+def box_box(m, fr, ga, gb, margin, pidx, buf, max_points):
+    out = _out(len(ga) * max(1, min(24, max_points)))
+    count = boxes.box_box(pidx, fr.pos[ga], fr.pos[gb], fr.rot[ga], fr.rot[gb], m.geom_size[ga],
+                          m.geom_size[gb], margin, max_points, *out, 0)
+    buf.add(*(x[:count] for x in out))
+
+
+def box_plane(m, fr, ga, gb, margin, pidx, buf, max_points):
+    n = np.ascontiguousarray(fr.rot[gb][:, :, 2])
+    d = np.einsum("ki,ki->k", n, fr.pos[gb])
+    out = _out(len(ga) * max(1, min(8, max_points)))
+    count = boxes.box_plane(pidx, fr.pos[ga], fr.rot[ga], m.geom_size[ga], n, d, margin, max_points, *out, 0)
+    buf.add(*(x[:count] for x in out))
+
+
+def compute_aabbs(m, pos, rot, pad, heightfields=()):
+    """``broadphase.compute_aabbs``: the primitives compiled, the geoms ``heightfields`` from their stored
+    bounds."""
+    lo, hi = aabbs(m.geom_type, m.geom_size, m.geom_local_aabb, pos, rot, pad)
+    for g in heightfields:
+        lo[g], hi[g] = m.geom_hfield[g].aabb
+    return lo, hi
+
+
+def handlers():
+    """narrowphase.HANDLERS with the compiled pairs in place of the numpy ones."""
+    from ..geometry import BOX, PLANE
+    from ..narrowphase import HANDLERS as numpy_handlers
+    table = dict(numpy_handlers)
+    table[(BOX, BOX)] = box_box
+    table[(BOX, PLANE)] = box_plane
+    return table
+
+
+def warm_up() -> None:
+    """Run every kernel once on tiny inputs with the types a step passes (compiles or loads them)."""
+    V = np.zeros((2, 6))
+    a, b = np.zeros(1, np.int64), np.ones(1, np.int64)
+    for R in (3, 1):
+        J = np.zeros((1, R, 12))
+        lam = np.zeros((1, R))
+        warm_start(V, a, b, J, lam)
+        for lever in (np.ones(2), np.zeros(0)):
+            solve(V, a, b, J, J, np.ones((1, R)), np.ones((1, R)), np.zeros(1), np.zeros(1), np.zeros(1), lam,
+                  1, 1e-5, True, True, lever)
+    I3 = np.zeros((2, 3, 3))
+    contact_rows(a, b, np.zeros((1, 3)), np.array([[0.0, 0.0, 1.0]]), np.zeros(1), np.zeros((2, 3)), I3, V, V,
+                 np.ones(2), I3, np.zeros((1, 5)), 0.01)
+    flags, u64 = np.zeros(2, np.bool_), np.ones(2, np.uint64)
+    x3 = np.zeros((2, 3))
+    warm(a, x3, x3, a, x3, x3, x3, x3, 0.02)
+    island_labels(2, a, b)
+    integrate(x3.copy(), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), V, V, ~flags, 0.01)
+    candidate_pairs(np.zeros((2, 3)), np.ones((2, 3)), flags, np.zeros(2), a.repeat(2), flags, flags, u64, u64)
+    pos, rot, h = np.zeros((1, 3)), np.eye(3)[None].copy(), np.full((1, 3), 0.5)
+    aabbs(np.zeros(1, np.int64), h, np.zeros((1, 2, 3)), pos, rot, np.zeros(1))
+    out = _out(24)
+    boxes.box_plane(a, pos, rot, h, rot[:, :, 2].copy(), np.zeros(1), np.ones(1), 4, *out, 0)
+    boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)
