@@ -592,6 +592,10 @@ class _Reader:
             if not 1 <= props.fractal_octaves <= terrain_gen.MAX_OCTAVES:
                 self.error(props_node, f"fractal_octaves={props.fractal_octaves}: 1 to {terrain_gen.MAX_OCTAVES}")
                 return
+            if xs * ys * props.fractal_octaves > terrain_gen.MAX_GENERATED_WORK:
+                self.error(node, f"{xs} x {ys} samples x {props.fractal_octaves} octaves of generated terrain: more "
+                           f"than {terrain_gen.MAX_GENERATED_WORK} sample-octaves")
+                return
             heights = terrain_gen.generate(props)
             keys.update(heightSource="procedural", proceduralFrequency=props.frequency,
                         proceduralZScale=props.z_scale, proceduralOctaves=props.fractal_octaves,

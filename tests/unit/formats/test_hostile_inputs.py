@@ -266,6 +266,9 @@ def test_generated_terrain_limits(tmp_path):
     path.write_text(_terrain_world(50, 10**9))
     (d,) = refused(path)
     assert (d.line, d.tag) == (5, "terrainProperties") and f"1 to {terrain_gen.MAX_OCTAVES}" in d.message
+    path.write_text(_terrain_world(1000, 3))
+    (d,) = refused(path)
+    assert (d.line, d.tag) == (4, "heightmap") and "sample-octaves" in d.message
     path.write_text(_terrain_world(50, 3))
     assert registry.read_scene(str(path)).of("terrain_region")
 
