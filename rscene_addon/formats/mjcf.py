@@ -36,6 +36,9 @@ _DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)
 _JOINT_KINDS = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "floating"}
 
 
+MAX_SIZE = 1e9  # metres: a geom beyond this is a broken file, and its volume would overflow
+
+
 class _Reader:
     def __init__(self, path: str):
         self.path = path
@@ -74,15 +77,15 @@ class _Reader:
         return float(np.radians(value)) if self.degree else float(value)
 
     def rotation(self, node, attrs: dict) -> np.ndarray:
-        if "quat" in attrs:
+        if _given(attrs, "quat"):
             return quat_to_matrix(self.floats(node, attrs, "quat", counts=(4,)))
-        if "axisangle" in attrs:
+        if _given(attrs, "axisangle"):
             v = self.floats(node, attrs, "axisangle", counts=(4,))
             n = np.linalg.norm(v[:3])
             if n == 0:
                 self.fail(node, "axisangle with a zero axis")
             return axis_angle_matrix(v[:3] / n, self.angle(v[3]))
-        if "euler" in attrs:
+        if _given(attrs, "euler"):
             v = self.floats(node, attrs, "euler", counts=(3,))
             r = np.eye(3)
             for axis_name, value in zip(self.eulerseq, v):
@@ -90,13 +93,13 @@ class _Reader:
                 step = axis_angle_matrix(axis, self.angle(value))
                 r = r @ step if axis_name.islower() else step @ r  # lower case: intrinsic (moving) axes
             return r
-        if "xyaxes" in attrs:
+        if _given(attrs, "xyaxes"):
             v = self.floats(node, attrs, "xyaxes", counts=(6,))
             x = v[:3] / np.linalg.norm(v[:3])
             y = v[3:] - np.dot(v[3:], x) * x
             y /= np.linalg.norm(y)
             return np.column_stack([x, y, np.cross(x, y)])
-        if "zaxis" in attrs:
+        if _given(attrs, "zaxis"):
             return _z_to(self.floats(node, attrs, "zaxis", counts=(3,)))
         return np.eye(3)
 
@@ -341,6 +344,8 @@ class _Reader:
 
         if kind in ("sphere", "capsule", "cylinder", "box", "ellipsoid") and (size[:3] < 0).any():
             self.fail(node, f"size={attrs.get('size')!r}: a {kind} size cannot be negative")
+        if (np.abs(size) > MAX_SIZE).any():  # volumes and inertias of such sizes overflow a double
+            self.fail(node, f"size={attrs.get('size')!r}: beyond {MAX_SIZE:g} m")
 
         if kind == "sphere":
             geometry = Geometry("sphere", radius=s(0))
@@ -368,6 +373,11 @@ class _Reader:
             material = Material(attrs.get("material", ""), tuple(float(v) for v in rgba) if rgba is not None
                                 else (material.rgba if material and material.rgba else _DEFAULT_RGBA))
         return Shape(geometry, origin, attrs.get("name", ""), material, node.line)
+
+
+def _given(attrs: dict, name: str) -> bool:
+    """An attribute that is there and not blank (``quat=""`` is as good as absent)."""
+    return bool((attrs.get(name) or "").strip())
 
 
 def _solid(g) -> tuple[float, np.ndarray] | None:

@@ -592,6 +592,10 @@ class _Reader:
             if not 1 <= props.fractal_octaves <= terrain_gen.MAX_OCTAVES:
                 self.error(props_node, f"fractal_octaves={props.fractal_octaves}: 1 to {terrain_gen.MAX_OCTAVES}")
                 return
+            if xs * ys * props.fractal_octaves > terrain_gen.MAX_GENERATED_WORK:
+                self.error(node, f"{xs} x {ys} samples x {props.fractal_octaves} octaves of generated terrain: more "
+                           f"than {terrain_gen.MAX_GENERATED_WORK} sample-octaves")
+                return
             heights = terrain_gen.generate(props)
             keys.update(heightSource="procedural", proceduralFrequency=props.frequency,
                         proceduralZScale=props.z_scale, proceduralOctaves=props.fractal_octaves,
@@ -615,6 +619,10 @@ class _Reader:
         if xs < 2 or ys < 2 or x_size <= 0 or y_size <= 0 or not _sample_count_ok(xs, ys):
             self.error(node, f"a height map needs at least 2x2 samples and a positive size, got {xs}x{ys}, "
                        f"{x_size}x{y_size}")
+            return
+        if not np.isfinite(heights).all():  # finite scale, offset or noise parameters can still overflow
+            self.error(node, "the height map's heights are not all finite numbers (check the scale, offset and "
+                       "terrain parameters)")
             return
         material, _ = self._appearance(attrs)  # a terrain stays visible (RaiSim's reader requires it)
         record = new_record("terrain_region", path=path, xSamples=xs, ySamples=ys, xSize=x_size, ySize=y_size,
@@ -735,6 +743,9 @@ class _Reader:
         target_path = self.by_name.get(follow)
         target = self.positions.get(target_path, (0.0, 0.0, 0.0)) if target_path else (0.0, 0.0, 0.0)
         eye = tuple(t + o for t, o in zip(target, offset))
+        if not all(math.isfinite(v) for v in eye):  # finite offset + finite target can still overflow
+            self.error(node, f"camera position {eye} is out of range")
+            return
         record = new_record("camera", path=self.paths.take("Camera"), position=eye,
                             quaternion=quat_look_at(eye, target), verticalFov=60.0, near=0.05, far=1000.0,
                             width=1280, height=720, renderMode="rgb", enabled=True)

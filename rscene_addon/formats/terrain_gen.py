@@ -129,6 +129,7 @@ def perlin(p: np.ndarray, x, y, z):
 # precision anyway.
 MAX_GENERATED_SAMPLES = 4 * 2**20
 MAX_OCTAVES = 32
+MAX_GENERATED_WORK = 2**20  # samples x octaves: under a second of noise (2.2 s for 1000 x 1000 x 3)
 
 
 @dataclass
@@ -180,7 +181,8 @@ def matches(props: TerrainProperties, heights) -> bool:
     heights = np.asarray(heights, dtype=np.float64)
     if heights.size != int(props.x_samples) * int(props.y_samples):
         return False
-    if not 1 <= int(props.fractal_octaves) <= MAX_OCTAVES or heights.size > MAX_GENERATED_SAMPLES:
+    if not 1 <= int(props.fractal_octaves) <= MAX_OCTAVES or heights.size > MAX_GENERATED_SAMPLES \
+            or heights.size * int(props.fractal_octaves) > MAX_GENERATED_WORK:
         return False  # not something the generator makes (and too costly to try)
     return bool(np.array_equal(generate(props), heights))
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..sensors import pixel_truth
 from .caster import CasterCache, PartedTriangles, SceneTriangles, make_caster
+from .caster import _static_mesh_key as _static_key
 from .ids import GEOMETRY_TYPES
 from .poses import blender_matrix
 
@@ -54,17 +55,6 @@ def _visible_instances(depsgraph):
         if owner.hide_render or (not inst.is_instance and ob.original.hide_render):
             continue
         yield inst, owner
-
-
-def _static_key(ob) -> int | None:
-    """The original mesh's pointer when nothing can change the evaluated geometry over frames."""
-    original = ob.original
-    if original is None or original.type != "MESH" or original.modifiers or original.mode == "EDIT":
-        return None
-    mesh = original.data
-    if mesh is None or mesh.shape_keys is not None or mesh.animation_data is not None:
-        return None
-    return mesh.as_pointer()
 
 
 def _read_mesh(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from mathutils.bvhtree import BVHTree
 from rscene_addon.render import render_scene
 from rscene_addon.render.plan import RenderOptions
 from tests.blender.test_render_support import _session_registration, render_env  # noqa: F401 - fixtures
+from tests.blender.test_render_truths import _pixel_rays
 
 pytestmark = pytest.mark.usefixtures("render_env")
 
@@ -62,13 +63,6 @@ def _frame_camera(manifest, name, frame):
     entry = next(f for f in sensor["frames"] if f["frame"] == frame)
     return np.array(sensor["intrinsics"]["K"]), np.array(entry["camera_to_world_opencv"])
 
-
-def _pixel_rays(k, c2w, width, height):
-    v, u = np.mgrid[0:height, 0:width]
-    cam = np.stack([(u.ravel() + 0.5 - k[0, 2]) / k[0, 0], (v.ravel() + 0.5 - k[1, 2]) / k[1, 1],
-                    np.ones(u.size)], axis=1)
-    world = cam @ c2w[:3, :3].T
-    return c2w[:3, 3], world / np.linalg.norm(world, axis=1, keepdims=True)
 
 
 def _ray_box(origin, dirs, matrix, half=0.5):

@@ -187,6 +187,24 @@ def _converted(paths, fmt: str, suffix: str) -> list:
     return seeds
 
 
+def _rscene_chunks(paths, lines_per_chunk: int = 40) -> list:
+    """Big .rscene seeds cut into pieces of 40 records under their header: the same record kinds, a
+    fraction of the cost per input (the mutations hit one record or a few, not the file's size)."""
+    seeds = []
+    for path in paths:
+        lines = path.read_text(errors="surrogateescape").split("\n")
+        if len(lines) <= lines_per_chunk * 2:
+            seeds.append(path)
+            continue
+        header = lines[0] if lines[0].startswith("raisim_engine_scene") else None
+        body = lines[1:] if header else lines
+        for k in range(0, len(body), lines_per_chunk):
+            piece = ([header] if header else []) + body[k:k + lines_per_chunk]
+            seeds.append((f"chunk_{path.name.split('.')[0]}_{k}.rscene",
+                          "\n".join(piece).encode("utf-8", "surrogateescape")))
+    return seeds
+
+
 def readers() -> dict[str, Reader]:
     """Every reader under fuzz, by name."""
     c = CORPUS
@@ -201,7 +219,7 @@ def readers() -> dict[str, Reader]:
     rasset = _small(list(c.rglob("*.rasset")))
     height = _small(list(c.rglob("heightMap*.txt")))
     table = [
-        SceneReader("rscene", ".rscene", rscene),
+        SceneReader("rscene", ".rscene", _rscene_chunks(rscene)),
         SceneReader("raisim_xml", ".xml", raisim),
         SceneReader("coppelia_xml", ".simscene.xml", coppelia),
         SceneReader("airsim", ".jsonc", airsim),

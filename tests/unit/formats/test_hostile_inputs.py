@@ -266,6 +266,9 @@ def test_generated_terrain_limits(tmp_path):
     path.write_text(_terrain_world(50, 10**9))
     (d,) = refused(path)
     assert (d.line, d.tag) == (5, "terrainProperties") and f"1 to {terrain_gen.MAX_OCTAVES}" in d.message
+    path.write_text(_terrain_world(1000, 3))
+    (d,) = refused(path)
+    assert (d.line, d.tag) == (4, "heightmap") and "sample-octaves" in d.message
     path.write_text(_terrain_world(50, 3))
     assert registry.read_scene(str(path)).of("terrain_region")
 
@@ -283,3 +286,25 @@ def test_png_claiming_too_many_pixels(tmp_path):
             + chunk(b"IDAT", zlib.compress(bytes(8193 * 64))) + chunk(b"IEND", b""))
     with pytest.raises(png.PngError, match="larger than"):
         png.decode_grey(data)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ('{"a": 1,}', '{"a": 1 }'),
+    ('[1, /* c */ ]', '[1' + ' ' * 10 + ']'),
+    ('{"a": "x,}//"} // c\n', '{"a": "x,}//"}     \n'),
+    (', // c\n ]', ' ' * 6 + '\n ]'),
+    ('/* a\nb */,]', '    \n' + ' ' * 5 + ']'),
+    ('"b\\"c", }', '"b\\"c"  }'),
+    ('"open, }', '"open, }'),
+    (',/* ** */]', '         ]'),
+    ('/* never closed ,]', '                  '),
+])
+def test_jsonc_comments_and_trailing_commas(text, expected):
+    assert jsonc.strip_comments(text) == expected
+
+
+def test_jsonc_comment_runs_do_not_backtrack():
+    """Thousands of comments after a comma that is not trailing: one linear pass (the alarm guards it)."""
+    text = "[1," + "/* c */ // d\n" * 20000 + "2]"
+    assert jsonc.strip_comments(text).count("\n") == 20000
+    assert jsonc.loads(text) == [1, 2]

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import corpus
 from tests.fuzzing import harness, mutators
 
 TABLE = harness.readers()
@@ -30,10 +31,7 @@ def workspace():
 
 def test_every_reader_has_seeds():
     """The corpus is there (fails, not skips, in CI) and every reader has files to mutate."""
-    if not harness.CORPUS.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the corpus {harness.CORPUS} is missing")
-        pytest.skip("the corpus (../shared/corpus) is not available")
+    corpus.require_corpus("SOURCES.md")
     empty = [name for name, reader in TABLE.items() if not reader.seeds]
     assert not empty, f"readers without seed files: {empty}"
 
