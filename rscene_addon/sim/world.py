@@ -195,14 +195,20 @@ class World:
             self._wake_by_wires()
         V0 = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)  # before forces
         awake = dyn & ~s.sleeping
-        R_body = quat_to_matrix(s.quaternion)
-        inv_I_world = self._world_inv_inertia(R_body)
-        # forces
-        if awake.any():
-            accel = m.gravity + self.external_force[awake] * m.body_inv_mass[awake, None]
-            s.linear_velocity[awake] += accel * dt
-            alpha = np.einsum("nij,nj->ni", inv_I_world[awake], self.external_torque[awake])
-            s.angular_velocity[awake] += alpha * dt
+        if self._kern is not None:  # rotations, world inertias and forces in one compiled call
+            R_body, inv_I_world = self._kern.body_frames(
+                s.quaternion, m.body_inv_inertia, awake, np.asarray(m.gravity, dtype=np.float64),
+                m.body_inv_mass, self.external_force, self.external_torque, s.linear_velocity,
+                s.angular_velocity, dt)
+        else:
+            R_body = quat_to_matrix(s.quaternion)
+            inv_I_world = self._world_inv_inertia(R_body)
+            # forces
+            if awake.any():
+                accel = m.gravity + self.external_force[awake] * m.body_inv_mass[awake, None]
+                s.linear_velocity[awake] += accel * dt
+                alpha = np.einsum("nij,nj->ni", inv_I_world[awake], self.external_torque[awake])
+                s.angular_velocity[awake] += alpha * dt
         self.external_force[:] = 0.0
         self.external_torque[:] = 0.0
         g_pos, g_rot = self.geom_poses(R_body)
@@ -604,6 +610,17 @@ class World:
         m, s = self.model, self.state
         sv = m.solver
         if not sv.sleeping_enabled:
+            return
+        if self._kern is not None:  # the same counts and islands, one compiled call
+            A = info["A"] if info["count"] else np.zeros(0, dtype=np.int64)
+            B = info["B"] if info["count"] else np.zeros(0, dtype=np.int64)
+            la, lb = A, B
+            if m.wires:
+                la = np.concatenate((A, [w.body_a for w in m.wires])).astype(np.int64)
+                lb = np.concatenate((B, [w.body_b for w in m.wires])).astype(np.int64)
+            self._kern.sleep(s.linear_velocity, s.angular_velocity, awake, self.kinematic, s.quiet_steps,
+                             s.sleeping, self._island, A, B, la, lb, sv.sleep_linear, sv.sleep_angular,
+                             sv.sleep_quiet_steps)
             return
         lin = norm(s.linear_velocity)
         ang = norm(s.angular_velocity)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import boxes
+from .body import body_frames, sleep
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
@@ -13,7 +14,7 @@ from .pgs import solve, warm_start
 from .rows import contact_rows
 from .step import integrate, island_labels, warm
 
-__all__ = ["box_box", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "solve", "touch_events", "warm", "warm_start", "warm_up"]
+__all__ = ["body_frames", "box_box", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -72,6 +73,10 @@ def warm_up() -> None:
     x3 = np.zeros((2, 3))
     warm(a, x3, x3, a, x3, x3, x3, x3, 0.02)
     island_labels(2, a, b)
+    body_frames(np.array([[1.0, 0.0, 0.0, 0.0]] * 2), I3, flags, np.zeros(3), np.ones(2), x3, x3, x3.copy(),
+                x3.copy(), 0.01)
+    sleep(x3.copy(), x3.copy(), ~flags, flags, np.zeros(2, np.int64), flags.copy(), np.full(2, -1, np.int64), a, b,
+          a, b, 0.1, 0.1, 5)
     touch_events(a, flags, a, b, np.ones(1), np.zeros(1), 2)
     integrate(x3.copy(), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), V, V, ~flags, 0.01)
     candidate_pairs(np.zeros((2, 3)), np.ones((2, 3)), flags, np.zeros(2), a.repeat(2), flags, flags, u64, u64)
