@@ -328,3 +328,61 @@ def test_compiled_touch_events_are_the_numpy_events(seed):
     names = world.model.body_name
     ref = [(names.index(e["body_a"]), names.index(e["body_b"]), e["impulse"], e["speed"]) for e in world.events]
     assert got == ref
+
+
+@needs_numba
+def test_compiled_body_frames_are_the_numpy_frames_and_forces():
+    """kernels.body.body_frames against quat_to_matrix, R I^-1 R^T by einsum (a full, non-diagonal
+    inverse inertia) and the numpy force update; sleeping bodies take no force."""
+    from rscene_addon.sim.mathutil import quat_to_matrix
+    rng = np.random.default_rng(5)
+    N = 30
+    q = rng.normal(size=(N, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    L = rng.normal(size=(N, 3, 3))
+    inv_I = L @ L.transpose(0, 2, 1) + np.eye(3)  # symmetric positive definite, off-diagonal terms
+    awake = rng.random(N) < 0.6
+    g, inv_m = np.array([0.0, 0.5, -9.81]), rng.uniform(0.1, 2.0, N)
+    f, t = rng.normal(size=(N, 3)), rng.normal(size=(N, 3))
+    lin, ang = rng.normal(size=(N, 3)), rng.normal(size=(N, 3))
+    dt = 0.004
+    R, Iw = kernels.load().body_frames(q, inv_I, awake, g, inv_m, f, t, lin2 := lin.copy(), ang2 := ang.copy(), dt)
+    R_ref = quat_to_matrix(q)
+    Iw_ref = np.einsum("nij,njk,nlk->nil", R_ref, inv_I, R_ref)
+    assert np.abs(R - R_ref).max() < 1e-15
+    assert np.abs(Iw - Iw_ref).max() < 1e-12
+    lin[awake] += (g + f[awake] * inv_m[awake, None]) * dt
+    ang[awake] += np.einsum("nij,nj->ni", Iw_ref[awake], t[awake]) * dt
+    assert np.abs(lin2 - lin).max() < 1e-14 and np.abs(ang2 - ang).max() < 1e-14
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_compiled_sleep_is_the_numpy_sleep(seed):
+    """kernels.body.sleep against World._sleep's numpy path: random speeds around the limits, quiet counts
+    around the threshold, a moving kinematic body touching some, islands partly ready."""
+    rng = np.random.default_rng(seed)
+    worlds = [World.from_scene(_random_boxes(seed, n=20), backend=b) for b in ("numpy", "numba")]
+    N = worlds[0].model.num_bodies
+    sv = worlds[0].model.solver
+    kin = rng.random(N) < 0.1
+    lin = rng.normal(size=(N, 3)) * sv.sleep_linear * rng.choice([0.1, 0.5, 0.5, 3.0], (N, 1))
+    ang = rng.normal(size=(N, 3)) * sv.sleep_angular * rng.choice([0.1, 0.5, 0.5, 3.0], (N, 1))
+    quiet = rng.integers(sv.sleep_quiet_steps - 2, sv.sleep_quiet_steps + 2, N)
+    sleeping = rng.random(N) < 0.2
+    awake = ~sleeping & ~kin & worlds[0].dynamic
+    C = 10
+    A = rng.integers(0, N, C)
+    B = (A + rng.integers(1, N, C)) % N
+    info = dict(count=C, A=A, B=B)
+    for w in worlds:
+        s = w.state
+        w.kinematic = kin.copy()
+        s.linear_velocity[:], s.angular_velocity[:] = lin, ang
+        s.quiet_steps[:], s.sleeping[:] = quiet, sleeping
+        w._sleep(awake, info)
+    ref, got = worlds[0], worlds[1]
+    assert ref.state.sleeping.sum() > sleeping.sum()  # some islands fell asleep
+    for name in ("sleeping", "quiet_steps", "linear_velocity", "angular_velocity"):
+        assert np.array_equal(getattr(got.state, name), getattr(ref.state, name)), name
+    assert np.array_equal(got._island, ref._island)
