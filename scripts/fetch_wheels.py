@@ -98,11 +98,8 @@ def manifest_wheels(manifest: Path = MANIFEST) -> list[str]:
 
 
 def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def _parse(name: str) -> tuple[str, str, str]:

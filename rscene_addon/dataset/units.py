@@ -24,11 +24,8 @@ def _digest(value) -> str:
 
 
 def file_digest(path: str) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def bake_frames(frames) -> tuple[int, int]:
