@@ -265,9 +265,6 @@ def current_scene_model(bl_scene):
     return scene_from_blender(bl_scene, path or bpy.path.abspath("//untitled.rscene"))
 
 
-COMPILING_MESSAGE = "compiling physics kernels, once"
-
-
 def kernel_cache_folder() -> str | None:
     """The numba cache inside Blender: the extension's user folder when running as an installed
     extension (``bl_ext.*``), else None (the sim's own default: NUMBA_CACHE_DIR or the user cache)."""
@@ -276,19 +273,3 @@ def kernel_cache_folder() -> str | None:
         return None
     return bpy.utils.extension_path_user(package, path="numba-cache", create=True)
 
-
-def prepare_backend(backend: str | None = None, report=print) -> str:
-    """Resolve the physics backend (``auto``/``numba``/``numpy``; None: RSCENE_SIM_BACKEND, else auto)
-    and, for numba, load the compiled kernels now, saying ``COMPILING_MESSAGE`` when the cache is cold
-    (the first bake on a machine compiles for about ten seconds; later ones load in about one).
-    Returns the resolved backend name."""
-    from ..sim import kernels
-    name = kernels.resolve(backend)
-    if name == "numba":
-        folder = kernel_cache_folder()
-        if folder:
-            kernels.set_cache_dir(folder)
-        if not kernels.cache_is_warm():
-            report(COMPILING_MESSAGE)
-        kernels.load()
-    return name

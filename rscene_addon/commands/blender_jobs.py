@@ -70,7 +70,8 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto)."""
     from ..sim import World, simulate
     from ..sim.model_builder import build
-    from ..blender.bake import bake_trajectory, current_scene_model, prepare_backend
+    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..sim import kernels
     from ..blender.scene_import import import_scene_file
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -83,7 +84,7 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
         bl_scene.render.fps = max(1, round(fps))
         bl_scene.render.fps_base = bl_scene.render.fps / fps
     fps = bl_scene.render.fps / bl_scene.render.fps_base
-    backend = prepare_backend(backend, report=lambda text: print(text, flush=True))
+    backend = kernels.prepare(backend, report=lambda text: print(text, flush=True))
     print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
     bl_scene.frame_set(frame_start)
     scene_model = current_scene_model(bl_scene)

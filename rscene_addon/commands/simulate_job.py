@@ -34,11 +34,7 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
         print_fn(f"error: cannot read {scene_path}: {exc}")
         return EXIT_ERROR
     try:
-        backend = kernels.resolve(backend)
-        if backend == "numba":
-            if not kernels.cache_is_warm():
-                print_fn(f"compiling physics kernels, once (cache {kernels.cache_dir()})")
-            kernels.load()
+        backend = kernels.prepare(backend, report=print_fn)
     except ValueError as exc:
         print_fn(f"error: {exc}")
         return EXIT_USAGE

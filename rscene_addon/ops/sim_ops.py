@@ -36,11 +36,11 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return frames / fps, fps
 
     def execute(self, context):
-        from ..blender.bake import current_scene_model, kinematic_tracks, prepare_backend
-        from ..sim import simulate
+        from ..blender.bake import current_scene_model, kinematic_tracks
+        from ..sim import kernels, simulate
         duration, fps = self._duration(context)
         try:
-            backend = prepare_backend(context.scene.rscene.sim_backend,
+            backend = kernels.prepare(context.scene.rscene.sim_backend,
                                       report=lambda text: self._say(context, text))
         except ValueError as exc:  # numba asked for where it does not import
             self.report({"ERROR"}, str(exc))
