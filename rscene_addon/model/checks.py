@@ -109,8 +109,9 @@ def _cycle(record, scene) -> list[str]:
 
 def check_parent(record, scene, seen) -> list[str]:
     problems = _check_parent(record, scene, seen)
-    return problems + _cycle(record, scene) if record.raw_keys.get("parentGroupId", "-") not in ("", "-") \
-        else problems
+    if record.raw_keys.get("parentGroupId", "-") in ("", "-"):
+        return problems  # no parent: no cycle to look for (the common case, decided on the raw text)
+    return problems + _cycle(record, scene)
 
 
 def check_group(record, scene, seen) -> list[str]:
