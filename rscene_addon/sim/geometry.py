@@ -48,10 +48,11 @@ class Polytope:
         centre = vertices.mean(axis=0)
         for fi, f in enumerate(faces):
             p = vertices[f]
+            q = p[np.r_[1:len(f), 0]]  # each vertex's successor
             # Newell's method: robust normal of a planar polygon
-            nx = np.sum((p[:, 1] - np.roll(p[:, 1], -1)) * (p[:, 2] + np.roll(p[:, 2], -1)))
-            ny = np.sum((p[:, 2] - np.roll(p[:, 2], -1)) * (p[:, 0] + np.roll(p[:, 0], -1)))
-            nz = np.sum((p[:, 0] - np.roll(p[:, 0], -1)) * (p[:, 1] + np.roll(p[:, 1], -1)))
+            nx = np.sum((p[:, 1] - q[:, 1]) * (p[:, 2] + q[:, 2]))
+            ny = np.sum((p[:, 2] - q[:, 2]) * (p[:, 0] + q[:, 0]))
+            nz = np.sum((p[:, 0] - q[:, 0]) * (p[:, 1] + q[:, 1]))
             n = np.array([nx, ny, nz])
             n /= max(np.linalg.norm(n), 1e-300)
             if float(n @ (p.mean(axis=0) - centre)) < 0:  # wrong winding: make it counter-clockwise

@@ -35,6 +35,9 @@ class _Builder:
         self.geoms: list[dict] = []
         self.materials: dict[str, int] = {"default": 0}
         self.record_body: dict[int, int] = {}
+        # one polytope per distinct box / prism shape: a pile of 1000 equal cubes shares one (the
+        # narrowphase only reads them; building each took most of a 1000-cube world's set-up)
+        self._polytopes: dict[tuple, geo.Polytope] = {}
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -70,7 +73,7 @@ class _Builder:
         """dims: box full sizes (3,); sphere (r,); cylinder/capsule (r, height)."""
         if prim == "box":
             size = np.maximum(np.abs(np.asarray(dims, float)), 1e-6)
-            return self.add_geom(body, geo.BOX, pos, quat, size / 2, poly=geo.box_polytope(size / 2),
+            return self.add_geom(body, geo.BOX, pos, quat, size / 2, poly=self._shared(geo.box_polytope, *(size / 2)),
                                  mass_props=geo.box_mass(size), **kw)
         if prim == "sphere":
             r = max(abs(float(dims[0])), 1e-6)
@@ -78,7 +81,7 @@ class _Builder:
         if prim == "cylinder":
             r, h = max(abs(float(dims[0])), 1e-6), max(abs(float(dims[1])), 1e-6)
             return self.add_geom(body, geo.CYLINDER, pos, quat, (r, h / 2, 0),
-                                 poly=geo.prism_polytope(r, h / 2), mass_props=geo.cylinder_mass(r, h), **kw)
+                                 poly=self._shared(geo.prism_polytope, r, h / 2), mass_props=geo.cylinder_mass(r, h), **kw)
         if prim == "capsule":
             r, h = max(abs(float(dims[0])), 1e-6), max(abs(float(dims[1])), 0.0)
             if h <= 1e-9:
@@ -87,6 +90,13 @@ class _Builder:
             return self.add_geom(body, geo.CAPSULE, pos, quat, (r, h / 2, 0),
                                  mass_props=geo.capsule_mass(r, h), **kw)
         raise ValueError(prim)
+
+    def _shared(self, make, *dims) -> geo.Polytope:
+        key = (make.__name__, *(float(d) for d in dims))
+        poly = self._polytopes.get(key)
+        if poly is None:
+            poly = self._polytopes[key] = make(*dims) if make is geo.prism_polytope else make(np.array(dims))
+        return poly
 
     def add_hull(self, body, points, pos, quat, **kw):
         poly = geo.hull_polytope(points)

@@ -97,6 +97,11 @@ class World:
         self.step_count = 0
         self._granular = [Granular(spec, m) for spec in m.granular]
         self._cloth = [Cloth(spec, m) for spec in m.cloth]
+        # boxes on planes, each geom at its body's centre, no wires: the whole step is one compiled call
+        self._one_call = self._boxes_only and self._geom_at_body and not m.wires
+        if self._one_call:
+            self._radius = np.ascontiguousarray(m.body_radius, dtype=np.float64)
+            self._gravity = np.asarray(m.gravity, dtype=np.float64)
 
     @classmethod
     def from_scene(cls, scene, *, dt: float | None = None, backend: str | None = None) -> "World":
@@ -191,6 +196,9 @@ class World:
         for i, (com, q) in self._kin_target.items():
             s.linear_velocity[i] = (com - s.position[i]) / dt
             s.angular_velocity[i] = quat_angular_velocity(s.quaternion[i], q, dt)
+        if self._one_call:
+            self._compiled_step()
+            return
         if m.wires and s.sleeping.any():
             self._wake_by_wires()
         V0 = np.concatenate((s.linear_velocity, s.angular_velocity), axis=1)  # before forces
@@ -266,6 +274,44 @@ class World:
             for k, cl in enumerate(self._cloth):
                 cl.step(self, k, frames, dt)
         s.time += dt
+        self.step_count += 1
+
+    def _compiled_step(self) -> None:
+        """The rest of ``step`` as ``kernels.box_world.step`` (the same kernels in the same order)."""
+        m, s = self.model, self.state
+        sv = m.solver
+        (self.last_iterations, A, B, ga, gb, point, normal, sep, vn0, lam, key, local, impulse, self._touching,
+         events) = self._kern.box_world_step(
+            s.position, s.quaternion, s.linear_velocity, s.angular_velocity, s.sleeping, s.quiet_steps,
+            self._island, self.external_force, self.external_torque, self.dynamic, self.kinematic,
+            m.body_inv_mass, m.body_inv_inertia, self._radius, self._gravity, m.geom_body, m.geom_type,
+            m.geom_size, m.geom_local_aabb, m.geom_material, m.geom_group, m.geom_mask, self._geom_plane,
+            self._plane_z, m.material_table, self._cache_key, self._cache_local, self._cache_impulse,
+            self._touching, m.dt, sv.contact_margin, min(sv.max_contacts_per_pair, MAX_MANIFOLD),
+            min(sv.iterations, sv.velocity_iterations), min(sv.iterations, sv.position_iterations),
+            max(sv.tolerance, sv.tolerance_floor), self._forward, sv.erp, sv.sleeping_enabled, sv.sleep_linear,
+            sv.sleep_angular, sv.sleep_quiet_steps, WARM_MATCH)
+        self._forward = not self._forward
+        self._cache_key, self._cache_local, self._cache_impulse = key, local, impulse
+        self._wire_lam = np.zeros((0, 3))
+        if len(A):
+            self.contacts = dict(body_a=A, body_b=B, point=point, normal=normal, separation=sep,
+                                 impulse=lam[:, 0], geom_a=ga, geom_b=gb)
+            info = dict(A=A, B=B, point=point, normal=normal, vn0=vn0)
+            self._append_events(events.tolist(), info, lam, m.body_name, s.time + m.dt)
+        else:
+            self.contacts = None
+        for i, (com, q) in self._kin_target.items():
+            s.position[i] = com
+            s.quaternion[i] = q
+        self._kin_target.clear()
+        if self._granular or self._cloth:
+            frames = Frames(m, *self.geom_poses())
+            for k, gran in enumerate(self._granular):
+                gran.step(self, k, frames, m.dt)
+            for k, cl in enumerate(self._cloth):
+                cl.step(self, k, frames, m.dt)
+        s.time += m.dt
         self.step_count += 1
 
     def _solve(self, V, rows, iterations, tolerance, friction, warm=False) -> int:

@@ -6,6 +6,7 @@ import numpy as np
 
 from . import boxes
 from .body import body_frames, sleep
+from .box_world import step as box_world_step
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
@@ -14,7 +15,7 @@ from .pgs import solve, warm_start
 from .rows import contact_rows
 from .step import integrate, island_labels, warm
 
-__all__ = ["body_frames", "box_box", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
+__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -86,5 +87,12 @@ def warm_up() -> None:
     boxes.box_plane(a, pos, rot, h, rot[:, :, 2].copy(), np.zeros(1), np.ones(1), 4, *out, 0)
     boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)
     types = np.array([1, 1, 5], np.int64)  # (BOX, BOX, PLANE)
+    material = np.zeros(3, np.int64)
+    box_world_step(np.zeros((2, 3)), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), flags.copy(),
+                   np.zeros(2, np.int64), np.full(2, -1, np.int64), x3.copy(), x3.copy(), ~flags, flags, np.ones(2),
+                   I3, np.ones(2), np.zeros(3), np.array([0, 1, 1], np.int64), types, np.full((3, 3), 0.5),
+                   np.zeros((3, 2, 3)), material, np.ones(3, np.uint64), np.ones(3, np.uint64),
+                   types == 5, np.zeros(3), np.zeros((1, 1, 5)), a[:0], x3[:0], x3[:0], a[:0], 0.01, 0.005, 4, 28,
+                   20, 1e-5, True, 0.2, True, 0.002, 0.01, 5, 0.02)
     box_contacts(np.array([[0, 1], [0, 2], [2, 1]], np.int64), types, np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0),
                  np.full((3, 3), 0.5), np.ones(3), 4)

@@ -1,0 +1,226 @@
+"""A whole rigid-body step in one compiled call, for worlds of single-box bodies on planes (the common
+pile): the numba backend's ``World.step`` from the forces to sleeping (body frames, contacts, waking,
+rows, warm start, both solves, impulse cache, contact-begin pairs, integration, islands), calling the
+same kernels in the same order, so it gives the same numbers without a Python round trip between them.
+
+``World`` keeps what needs Python objects: kinematic targets, event dicts, the contact dict, particles.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .body import body_frames, sleep
+from .bounds import aabbs
+from .contacts import box_contacts
+from .events import touch_events
+from .pairs import candidate_pairs
+from .pgs import solve, warm_start
+from .rows import contact_rows
+from .step import integrate, warm
+
+ERP_MAX = 0.8  # as World._rows: erp above is capped
+SLOP = 1e-4  # m of penetration left to the position pass
+
+
+@njit(cache=True)
+def _speeds(lin, ang, radius, awake, kinematic):
+    """Which bodies move (awake, or kinematic with a velocity) and their bound speed |v| + |w| r."""
+    N = lin.shape[0]
+    moving = np.empty(N, np.bool_)
+    speed = np.zeros(N)
+    for i in range(N):
+        kin_moving = (abs(lin[i, 0]) + abs(lin[i, 1]) + abs(lin[i, 2])
+                      + abs(ang[i, 0]) + abs(ang[i, 1]) + abs(ang[i, 2])) > 0
+        moving[i] = awake[i] or (kinematic[i] and kin_moving)
+        if moving[i]:
+            speed[i] = (np.sqrt(lin[i, 0] * lin[i, 0] + lin[i, 1] * lin[i, 1] + lin[i, 2] * lin[i, 2])
+                        + np.sqrt(ang[i, 0] * ang[i, 0] + ang[i, 1] * ang[i, 1] + ang[i, 2] * ang[i, 2]) * radius[i])
+    return moving, speed
+
+
+@njit(cache=True)
+def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize, glocal, is_plane,
+            plane_z, ggroup, gmask, margin0, max_pts, dt):
+    """``World._detect``: (pairs (P, 2), pair index, point, normal, separation) of the contacts."""
+    moving, speed = _speeds(lin, ang, radius, awake, kinematic)
+    G = gbody.shape[0]
+    pad = np.empty(G)
+    g_moving = np.empty(G, np.bool_)
+    g_dynamic = np.empty(G, np.bool_)
+    for g in range(G):
+        b = gbody[g]
+        pad[g] = 0.5 * margin0 + speed[b] * dt
+        g_moving[g] = moving[b]
+        g_dynamic[g] = dynamic[b]
+    lo, hi = aabbs(gtype, gsize, glocal, g_pos, g_rot, pad)
+    pairs = candidate_pairs(lo, hi, is_plane, plane_z, gbody, g_moving, g_dynamic, ggroup, gmask)
+    P = pairs.shape[0]
+    margins = np.empty(P)
+    for p in range(P):
+        margins[p] = margin0 + (speed[gbody[pairs[p, 0]]] + speed[gbody[pairs[p, 1]]]) * dt
+    pidx, point, normal, sep = box_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts)
+    return pairs, pidx, point, normal, sep
+
+
+@njit(cache=True)
+def _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
+    """``World._wake_touched``: sleeping bodies touched by moving ones wake with their islands."""
+    N = lin.shape[0]
+    any_asleep = False
+    for i in range(N):
+        if sleeping[i]:
+            any_asleep = True
+            break
+    if not any_asleep:
+        return False
+    hit = np.zeros(N, np.bool_)
+    woke = False
+    for c in range(A.shape[0]):
+        a, b = A[c], B[c]
+        ma = awake[a] or (kinematic[a] and (abs(lin[a, 0]) + abs(lin[a, 1]) + abs(lin[a, 2])) > 0)
+        mb = awake[b] or (kinematic[b] and (abs(lin[b, 0]) + abs(lin[b, 1]) + abs(lin[b, 2])) > 0)
+        if (sleeping[a] and mb) or (sleeping[b] and ma):
+            hit[a] = True
+            hit[b] = True
+            woke = True
+    if not woke:
+        return False
+    for i in range(N):  # in body order, as np.unique gives them
+        if hit[i] and sleeping[i]:
+            isl = island[i]
+            for j in range(N):
+                if (island[j] == isl) if isl >= 0 else (j == i):
+                    sleeping[j] = False
+                    quiet[j] = 0
+    return True
+
+
+@njit(cache=True)
+def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
+         dynamic, kinematic, inv_mass, inv_I_body, radius, gravity,
+         gbody, gtype, gsize, glocal, gmaterial, ggroup, gmask, is_plane, plane_z, material_table,
+         cache_key, cache_local, cache_impulse, touching,
+         dt, margin0, max_pts, vel_iterations, pos_iterations, tolerance, forward, erp,
+         sleeping_enabled, sleep_lin, sleep_ang, sleep_steps, warm_match):
+    """One step; the state arrays (pos ... island) change in place and the forces are cleared. Returns
+    (sweeps, contacts as (A, B, ga, gb, point, normal, sep, vn0, lam (C, 3)), the impulse cache (key,
+    local, impulse), touching pairs, event contacts)."""
+    N = pos.shape[0]
+    G = gbody.shape[0]
+    V0 = np.empty((N, 6))
+    awake = np.empty(N, np.bool_)
+    for i in range(N):
+        for c in range(3):
+            V0[i, c] = lin[i, c]
+            V0[i, 3 + c] = ang[i, c]
+        awake[i] = dynamic[i] and not sleeping[i]
+    R, Iw = body_frames(quat, inv_I_body, awake, gravity, inv_mass, ext_f, ext_t, lin, ang, dt)
+    ext_f[:] = 0.0
+    ext_t[:] = 0.0
+    g_pos = np.empty((G, 3))
+    g_rot = np.empty((G, 3, 3))
+    for g in range(G):  # every geom at its body's centre of mass, unrotated
+        g_pos[g] = pos[gbody[g]]
+        g_rot[g] = R[gbody[g]]
+    pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody,
+                                              gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask, margin0,
+                                              max_pts, dt)
+    C = pidx.shape[0]
+    ga = np.empty(C, np.int64)
+    gb = np.empty(C, np.int64)
+    for c in range(C):
+        ga[c] = pairs[pidx[c], 0]
+        gb[c] = pairs[pidx[c], 1]
+    if C and _wake_touched(gbody[ga], gbody[gb], lin, awake, kinematic, sleeping, quiet, island):
+        for i in range(N):
+            if dynamic[i] and not sleeping[i] and not awake[i]:  # woken: this step's forces, as the others
+                for c in range(3):
+                    lin[i, c] += gravity[c] * dt
+            awake[i] = dynamic[i] and not sleeping[i]
+        pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot,
+                                                  gbody, gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask,
+                                                  margin0, max_pts, dt)
+        C = pidx.shape[0]
+        ga = np.empty(C, np.int64)
+        gb = np.empty(C, np.int64)
+        for c in range(C):
+            ga[c] = pairs[pidx[c], 0]
+            gb[c] = pairs[pidx[c], 1]
+    A = gbody[ga]
+    B = gbody[gb]
+    # constraint rows (World._rows with the compiled rows; no wires here)
+    inv_m = np.empty(N)
+    inv_I = np.zeros((N, 3, 3))
+    V = np.empty((N, 6))
+    for i in range(N):
+        inv_m[i] = inv_mass[i] if awake[i] else 0.0
+        if awake[i]:
+            inv_I[i] = Iw[i]
+        for c in range(3):
+            V[i, c] = lin[i, c]
+            V[i, 3 + c] = ang[i, c]
+    props = np.empty((C, material_table.shape[2]))
+    for c in range(C):
+        props[c] = material_table[gmaterial[ga[c]], gmaterial[gb[c]]]
+    J, MJ, k, target, mu, vn0, t1, t2, local = contact_rows(A, B, point, normal, sep, pos, R, V, V0, inv_m, inv_I,
+                                                            props, dt)
+    key = ga * G + gb
+    if cache_key.shape[0]:
+        lam = warm(cache_key, cache_local, cache_impulse, key, local, normal, t1, t2, warm_match)
+    else:
+        lam = np.zeros((C, 3))
+    kinv = np.empty((C, 3))
+    for c in range(C):
+        for r in range(3):
+            kinv[c, r] = 1.0 / k[c, r] if k[c, r] > 0 else 0.0
+    zero = np.zeros(C)
+    sweeps = 0
+    if C:
+        warm_start(V, A, B, MJ, lam)
+        sweeps = solve(V, A, B, J, MJ, kinv, k, target, zero, mu, lam, vel_iterations, tolerance, forward, True,
+                       radius)
+    # position correction rows (split impulse) for penetrating contacts
+    Vp = np.zeros((N, 6))
+    e = min(max(erp, 0.0), ERP_MAX)
+    ids = np.empty(C, np.int64)
+    n_pos = 0
+    if e > 0:
+        for c in range(C):
+            if sep[c] < -SLOP:
+                ids[n_pos] = c
+                n_pos += 1
+    if n_pos:
+        ids = ids[:n_pos]
+        kn = k[ids, :1]
+        kninv = np.empty((n_pos, 1))
+        p_target = np.empty(n_pos)
+        for j in range(n_pos):
+            kninv[j, 0] = 1.0 / kn[j, 0] if kn[j, 0] > 0 else 0.0
+            p_target[j] = e * (-sep[ids[j]] - SLOP) / dt
+        pz = np.zeros(n_pos)
+        solve(Vp, A[ids], B[ids], J[ids, :1], MJ[ids, :1], kninv, kn, p_target, pz, pz, np.zeros((n_pos, 1)),
+              pos_iterations, tolerance, forward, False, radius)
+    # impulses for warm starting (keyed by geom pair, sorted) and contact-begin pairs
+    impulse = np.empty((C, 3))
+    for c in range(C):
+        for x in range(3):
+            impulse[c, x] = lam[c, 0] * normal[c, x] + lam[c, 1] * t1[c, x] + lam[c, 2] * t2[c, x]
+    ordered = True
+    for c in range(1, C):
+        if key[c] < key[c - 1]:
+            ordered = False
+            break
+    if not ordered:
+        o = np.argsort(key, kind="mergesort")
+        key, local, impulse = key[o], local[o], impulse[o]
+    lam0 = np.ascontiguousarray(lam[:, 0])
+    touching, events = touch_events(touching, sleeping, A, B, lam0, vn0, N)
+    # integrate, then islands that stayed quiet fall asleep
+    move = np.empty(N, np.bool_)
+    for i in range(N):
+        move[i] = awake[i] or kinematic[i]
+    integrate(pos, quat, lin, ang, V, Vp, move, dt)
+    if sleeping_enabled:
+        sleep(lin, ang, awake, kinematic, quiet, sleeping, island, A, B, A, B, sleep_lin, sleep_ang, sleep_steps)
+    return (sweeps, A, B, ga, gb, point, normal, sep, vn0, lam, key, local, impulse, touching, events)
