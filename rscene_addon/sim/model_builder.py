@@ -114,11 +114,11 @@ class _Builder:
         com = np.zeros((n, 3))
         modes = np.array([b["mode"] for b in self.bodies], dtype=np.int8)
         for i, b in enumerate(self.bodies):
-            m_i, c_i, I_i = self._mass_props(b)
-            mass[i], com[i], inertia[i] = m_i, c_i, I_i
-            if b["mode"] == DYNAMIC:
-                inv_mass[i] = 1.0 / m_i
-                inv_inertia[i] = np.linalg.inv(I_i)
+            mass[i], com[i], inertia[i] = self._mass_props(b)
+        dyn = modes == DYNAMIC
+        inv_mass[dyn] = 1.0 / mass[dyn]
+        if dyn.any():  # one batched call (the same LAPACK solve per matrix) instead of one per body
+            inv_inertia[dyn] = np.linalg.inv(inertia[dyn])
         G = len(self.geoms)
         gpos = np.zeros((G, 3))
         gquat = np.zeros((G, 4))

@@ -3,6 +3,9 @@ pile): the numba backend's ``World.step`` from the forces to sleeping (body fram
 rows, warm start, both solves, impulse cache, contact-begin pairs, integration, islands), calling the
 same kernels in the same order, so it gives the same numbers without a Python round trip between them.
 
+Constants passed to other kernels are typed (``np.bool_(True)``, not ``True``): numba compiles a callee
+once more for every literal argument it is called with.
+
 ``World`` keeps what needs Python objects: kinematic targets, event dicts, the contact dict, particles.
 """
 from __future__ import annotations
@@ -14,6 +17,7 @@ from .body import body_frames, sleep
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
+from .order import argsort_int
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
@@ -61,6 +65,39 @@ def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gt
         margins[p] = margin0 + (speed[gbody[pairs[p, 0]]] + speed[gbody[pairs[p, 1]]]) * dt
     pidx, point, normal, sep = box_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts)
     return pairs, pidx, point, normal, sep
+
+
+@njit(cache=True)
+def _contact_geoms(pairs, pidx, gbody):
+    """Each contact's geoms and bodies."""
+    C = pidx.shape[0]
+    ga = np.empty(C, np.int64)
+    gb = np.empty(C, np.int64)
+    A = np.empty(C, np.int64)
+    B = np.empty(C, np.int64)
+    for c in range(C):
+        ga[c] = pairs[pidx[c], 0]
+        gb[c] = pairs[pidx[c], 1]
+        A[c] = gbody[ga[c]]
+        B[c] = gbody[gb[c]]
+    return ga, gb, A, B
+
+
+@njit(cache=True)
+def _take(a, order):
+    out = np.empty_like(a)
+    for i in range(order.shape[0]):
+        out[i] = a[order[i]]
+    return out
+
+
+@njit(cache=True)
+def _take_rows(a, order):
+    out = np.empty_like(a)
+    for i in range(order.shape[0]):
+        for x in range(a.shape[1]):
+            out[i, x] = a[order[i], x]
+    return out
 
 
 @njit(cache=True)
@@ -121,18 +158,16 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
     g_pos = np.empty((G, 3))
     g_rot = np.empty((G, 3, 3))
     for g in range(G):  # every geom at its body's centre of mass, unrotated
-        g_pos[g] = pos[gbody[g]]
-        g_rot[g] = R[gbody[g]]
+        b = gbody[g]
+        for x in range(3):
+            g_pos[g, x] = pos[b, x]
+            for y in range(3):
+                g_rot[g, x, y] = R[b, x, y]
     pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody,
                                               gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask, margin0,
                                               max_pts, dt)
-    C = pidx.shape[0]
-    ga = np.empty(C, np.int64)
-    gb = np.empty(C, np.int64)
-    for c in range(C):
-        ga[c] = pairs[pidx[c], 0]
-        gb[c] = pairs[pidx[c], 1]
-    if C and _wake_touched(gbody[ga], gbody[gb], lin, awake, kinematic, sleeping, quiet, island):
+    ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
+    if ga.shape[0] and _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
         for i in range(N):
             if dynamic[i] and not sleeping[i] and not awake[i]:  # woken: this step's forces, as the others
                 for c in range(3):
@@ -141,14 +176,8 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
         pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot,
                                                   gbody, gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask,
                                                   margin0, max_pts, dt)
-        C = pidx.shape[0]
-        ga = np.empty(C, np.int64)
-        gb = np.empty(C, np.int64)
-        for c in range(C):
-            ga[c] = pairs[pidx[c], 0]
-            gb[c] = pairs[pidx[c], 1]
-    A = gbody[ga]
-    B = gbody[gb]
+        ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
+    C = ga.shape[0]
     # constraint rows (World._rows with the compiled rows; no wires here)
     inv_m = np.empty(N)
     inv_I = np.zeros((N, 3, 3))
@@ -156,16 +185,21 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
     for i in range(N):
         inv_m[i] = inv_mass[i] if awake[i] else 0.0
         if awake[i]:
-            inv_I[i] = Iw[i]
+            for x in range(3):
+                for y in range(3):
+                    inv_I[i, x, y] = Iw[i, x, y]
         for c in range(3):
             V[i, c] = lin[i, c]
             V[i, 3 + c] = ang[i, c]
-    props = np.empty((C, material_table.shape[2]))
+    P = material_table.shape[2]
+    props = np.empty((C, P))
+    key = np.empty(C, np.int64)
     for c in range(C):
-        props[c] = material_table[gmaterial[ga[c]], gmaterial[gb[c]]]
+        for x in range(P):
+            props[c, x] = material_table[gmaterial[ga[c]], gmaterial[gb[c]], x]
+        key[c] = ga[c] * G + gb[c]
     J, MJ, k, target, mu, vn0, t1, t2, local = contact_rows(A, B, point, normal, sep, pos, R, V, V0, inv_m, inv_I,
                                                             props, dt)
-    key = ga * G + gb
     if cache_key.shape[0]:
         lam = warm(cache_key, cache_local, cache_impulse, key, local, normal, t1, t2, warm_match)
     else:
@@ -178,8 +212,8 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
     sweeps = 0
     if C:
         warm_start(V, A, B, MJ, lam)
-        sweeps = solve(V, A, B, J, MJ, kinv, k, target, zero, mu, lam, vel_iterations, tolerance, forward, True,
-                       radius)
+        sweeps = solve(V, A, B, J, MJ, kinv, k, target, zero, mu, lam, vel_iterations, tolerance, forward,
+                       np.bool_(True), radius)
     # position correction rows (split impulse) for penetrating contacts
     Vp = np.zeros((N, 6))
     e = min(max(erp, 0.0), ERP_MAX)
@@ -191,16 +225,25 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
                 ids[n_pos] = c
                 n_pos += 1
     if n_pos:
-        ids = ids[:n_pos]
-        kn = k[ids, :1]
+        pa = np.empty(n_pos, np.int64)
+        pb = np.empty(n_pos, np.int64)
+        pJ = np.empty((n_pos, 1, 12))
+        pMJ = np.empty((n_pos, 1, 12))
+        kn = np.empty((n_pos, 1))
         kninv = np.empty((n_pos, 1))
         p_target = np.empty(n_pos)
         for j in range(n_pos):
+            c = ids[j]
+            pa[j], pb[j] = A[c], B[c]
+            for x in range(12):
+                pJ[j, 0, x] = J[c, 0, x]
+                pMJ[j, 0, x] = MJ[c, 0, x]
+            kn[j, 0] = k[c, 0]
             kninv[j, 0] = 1.0 / kn[j, 0] if kn[j, 0] > 0 else 0.0
-            p_target[j] = e * (-sep[ids[j]] - SLOP) / dt
+            p_target[j] = e * (-sep[c] - SLOP) / dt
         pz = np.zeros(n_pos)
-        solve(Vp, A[ids], B[ids], J[ids, :1], MJ[ids, :1], kninv, kn, p_target, pz, pz, np.zeros((n_pos, 1)),
-              pos_iterations, tolerance, forward, False, radius)
+        solve(Vp, pa, pb, pJ, pMJ, kninv, kn, p_target, pz, pz, np.zeros((n_pos, 1)), pos_iterations, tolerance,
+              forward, np.bool_(False), radius)
     # impulses for warm starting (keyed by geom pair, sorted) and contact-begin pairs
     impulse = np.empty((C, 3))
     for c in range(C):
@@ -212,9 +255,11 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
             ordered = False
             break
     if not ordered:
-        o = np.argsort(key, kind="mergesort")
-        key, local, impulse = key[o], local[o], impulse[o]
-    lam0 = np.ascontiguousarray(lam[:, 0])
+        o = argsort_int(key)
+        key, local, impulse = _take(key, o), _take_rows(local, o), _take_rows(impulse, o)
+    lam0 = np.empty(C)
+    for c in range(C):
+        lam0[c] = lam[c, 0]
     touching, events = touch_events(touching, sleeping, A, B, lam0, vn0, N)
     # integrate, then islands that stayed quiet fall asleep
     move = np.empty(N, np.bool_)

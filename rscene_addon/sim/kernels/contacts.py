@@ -34,7 +34,7 @@ def box_contacts(pairs, types, pos, rot, size, margins, max_points):
     ga = pairs[bb, 0]
     gb = pairs[bb, 1]
     nq = box_box(bb, pos[ga], pos[gb], rot[ga], rot[gb], size[ga], size[gb], margins[bb], max_points,
-                 q_pair, q_pt, q_n, q_sep, 0)
+                 q_pair, q_pt, q_n, q_sep, np.int64(0))  # typed: a literal 0 would compile box_box again
     per = max(1, min(8, max_points))
     r_pair, r_pt, r_n, r_sep = (np.empty(nbp * per, np.int64), np.empty((nbp * per, 3)), np.empty((nbp * per, 3)),
                                 np.empty(nbp * per))
@@ -55,7 +55,8 @@ def box_contacts(pairs, types, pos, rot, size, margins, max_points):
         for i in range(3):
             n[k, i] = rot[g, i, 2]
         d[k] = n[k, 0] * pos[g, 0] + n[k, 1] * pos[g, 1] + n[k, 2] * pos[g, 2]
-    nr = box_plane(bp, pos[box], rot[box], size[box], n, d, margins[bp], max_points, r_pair, r_pt, r_n, r_sep, 0)
+    nr = box_plane(bp, pos[box], rot[box], size[box], n, d, margins[bp], max_points, r_pair, r_pt, r_n, r_sep,
+                   np.int64(0))
     C = nq + nr
     o_pair, o_pt, o_n, o_sep = np.empty(C, np.int64), np.empty((C, 3)), np.empty((C, 3)), np.empty(C)
     i = 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .order import argsort_by, argsort_int, lower_bound, union_sorted
+
 
 @njit(cache=True)
 def touch_events(old, asleep, A, B, lam0, vn0, N):
@@ -32,8 +34,7 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
         a, b = A[idx[i]], B[idx[i]]
         key[i] = min(a, b) * N + max(a, b)
         v[i] = vn0[idx[i]]
-    by_v = np.argsort(v, kind="mergesort")  # stable sorts: by key, then vn0, then contact index
-    order = by_v[np.argsort(key[by_v], kind="mergesort")]
+    order = argsort_by(key, v)  # by key, then vn0, then contact index
     pair_key = np.empty(n, np.int64)
     best = np.empty(n, np.int64)
     first = np.empty(n, np.int64)
@@ -49,10 +50,10 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
     ev_first = np.empty(P, np.int64)
     E = 0
     for p in range(P):
-        at = np.searchsorted(old, pair_key[p])
+        at = lower_bound(old, pair_key[p])
         if at >= old.shape[0] or old[at] != pair_key[p]:
             ev_best[E], ev_first[E] = best[p], first[p]
             E += 1
-    events = ev_best[:E][np.argsort(ev_first[:E], kind="mergesort")]
-    touching = np.unique(np.concatenate((pair_key[:P], kept[:nk])))
+    events = ev_best[:E][argsort_int(ev_first[:E])]
+    touching = union_sorted(pair_key[:P], kept[:nk])
     return touching, events

@@ -71,16 +71,27 @@ def solve(V, a, b, J, MJ, kinv, k, target, ck, mu, lam, iterations, tolerance, f
     if M == 0:
         return 0
     use_lever = lever.shape[0] == N
-    before = np.empty((N, 6))
+    # only the rows' bodies change: the stopping measure reads those (a pile's 1000 bodies, a row's two)
+    bodies = np.empty(N, np.int64)
+    nb = 0
+    if use_lever:
+        seen = np.zeros(N, np.bool_)
+        for m in range(M):
+            for i in (a[m], b[m]):
+                if not seen[i]:
+                    seen[i] = True
+                    bodies[nb] = i
+                    nb += 1
+    before = np.empty((nb, 6))
     old = np.empty(3)
     new = np.empty(3)
     sweep = 0
     for it in range(1, iterations + 1):
         sweep = it
-        if use_lever:
-            for i in range(N):
-                for c in range(6):
-                    before[i, c] = V[i, c]
+        for j in range(nb):
+            i = bodies[j]
+            for c in range(6):
+                before[j, c] = V[i, c]
         worst = 0.0
         if R == 3 and friction and use_lever:
             _sweep3(V, a, b, J, MJ, kinv, target, ck, mu, lam, forward)
@@ -118,14 +129,14 @@ def solve(V, a, b, J, MJ, kinv, k, target, ck, mu, lam, iterations, tolerance, f
                         w = abs(d) * k[m, r]
                         if w > worst:
                             worst = w
-        if use_lever:
-            for i in range(N):
-                for c in range(6):
-                    w = abs(V[i, c] - before[i, c])
-                    if c >= 3:
-                        w *= lever[i]
-                    if w > worst:
-                        worst = w
+        for j in range(nb):
+            i = bodies[j]
+            for c in range(6):
+                w = abs(V[i, c] - before[j, c])
+                if c >= 3:
+                    w *= lever[i]
+                if w > worst:
+                    worst = w
         if worst < tolerance:
             break
     return sweep

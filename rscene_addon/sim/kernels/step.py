@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .order import lower_bound, upper_bound
+
 
 @njit(cache=True)
 def warm(cache_key, cache_local, cache_impulse, key, local, n, t1, t2, match):
@@ -14,12 +16,10 @@ def warm(cache_key, cache_local, cache_impulse, key, local, n, t1, t2, match):
     lam = np.zeros((C, 3))
     if cache_key.shape[0] == 0:
         return lam
-    lo = np.searchsorted(cache_key, key, side="left")
-    hi = np.searchsorted(cache_key, key, side="right")
     for c in range(C):
         best = -1
         dbest = np.inf
-        for j in range(lo[c], hi[c]):
+        for j in range(lower_bound(cache_key, key[c]), upper_bound(cache_key, key[c])):
             dx = cache_local[j, 0] - local[c, 0]
             dy = cache_local[j, 1] - local[c, 1]
             dz = cache_local[j, 2] - local[c, 2]
