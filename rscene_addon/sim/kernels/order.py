@@ -71,19 +71,6 @@ def lower_bound(a, x):
 
 
 @njit(cache=True)
-def upper_bound(a, x):
-    """The first index of sorted ``a`` whose value is above ``x`` (``np.searchsorted`` side right)."""
-    lo, hi = 0, a.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-@njit(cache=True)
 def union_sorted(a, b):
     """The sorted distinct values of two sorted int64 arrays (``np.unique(np.concatenate((a, b)))``)."""
     out = np.empty(a.shape[0] + b.shape[0], np.int64)

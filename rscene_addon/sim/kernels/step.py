@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .order import lower_bound, upper_bound
+from .order import lower_bound
 
 
 @njit(cache=True)
@@ -16,16 +16,26 @@ def warm(cache_key, cache_local, cache_impulse, key, local, n, t1, t2, match):
     lam = np.zeros((C, 3))
     if cache_key.shape[0] == 0:
         return lam
+    K = cache_key.shape[0]
+    lo = 0
     for c in range(C):
+        x = key[c]
+        if c and x >= key[c - 1]:  # keys come sorted: walk on from the last pair's run
+            while lo < K and cache_key[lo] < x:
+                lo += 1
+        else:
+            lo = lower_bound(cache_key, x)
         best = -1
         dbest = np.inf
-        for j in range(lower_bound(cache_key, key[c]), upper_bound(cache_key, key[c])):
+        j = lo
+        while j < K and cache_key[j] == x:
             dx = cache_local[j, 0] - local[c, 0]
             dy = cache_local[j, 1] - local[c, 1]
             dz = cache_local[j, 2] - local[c, 2]
             d = np.sqrt(dx * dx + dy * dy + dz * dz)
             if d < dbest:
                 dbest, best = d, j
+            j += 1
         if best >= 0 and dbest < match:
             P = cache_impulse[best]
             lam[c, 0] = max(P[0] * n[c, 0] + P[1] * n[c, 1] + P[2] * n[c, 2], 0.0)
