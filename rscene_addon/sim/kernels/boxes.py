@@ -2,8 +2,13 @@
 ``sim.boxbox.box_box`` and ``sim.narrowphase.box_plane`` (SAT over 3 + 3 face and 9 edge axes, face axes
 preferred by FACE_TOL, one midpoint for an edge contact, else the incident face clipped by the reference
 face as 4 + 16 + 4 candidates, repeats on a 1e-7 m grid dropped, more than ``max_points`` reduced to the
-deepest then farthest-point sampling). Outputs are filled per pair in the numpy code's order."""
+deepest then farthest-point sampling). Outputs are filled per pair in the numpy code's order.
+
+Scalar arithmetic and loops over scratch arrays allocated once per call, no numpy array expressions: each
+of those makes numba generate and compile a ufunc loop (seconds on a cold cache) and allocates per pair."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -20,8 +25,9 @@ def _dot(a, b):
 
 
 @njit(cache=True)
-def _reduce(pts, sep, ok, k):
-    """Keep at most k of the ``ok`` candidates: the deepest, then the farthest from those kept."""
+def _reduce(pts, sep, ok, k, keep, dmin):
+    """Keep at most k of the ``ok`` candidates: the deepest, then the farthest from those kept. ``keep``
+    (bool) and ``dmin`` (float) are scratch at least as long as ``ok``."""
     n = ok.shape[0]
     count = 0
     for c in range(n):
@@ -33,15 +39,13 @@ def _reduce(pts, sep, ok, k):
     for c in range(n):
         if ok[c] and (first < 0 or sep[c] < sep[first]):
             first = c
-    keep = np.zeros(n, dtype=np.bool_)
-    keep[first] = True
-    dmin = np.empty(n)
     for c in range(n):
+        keep[c] = c == first
         if ok[c]:
             dx = pts[c, 0] - pts[first, 0]
             dy = pts[c, 1] - pts[first, 1]
             dz = pts[c, 2] - pts[first, 2]
-            dmin[c] = np.sqrt(dx * dx + dy * dy + dz * dz)
+            dmin[c] = math.sqrt(dx * dx + dy * dy + dz * dz)
         else:
             dmin[c] = -1.0
     for _ in range(k - 1):
@@ -57,7 +61,7 @@ def _reduce(pts, sep, ok, k):
                 dx = pts[c, 0] - pts[i, 0]
                 dy = pts[c, 1] - pts[i, 1]
                 dz = pts[c, 2] - pts[i, 2]
-                d = np.sqrt(dx * dx + dy * dy + dz * dz)
+                d = math.sqrt(dx * dx + dy * dy + dz * dz)
                 if d < dmin[c]:
                     dmin[c] = d
     for c in range(n):
@@ -72,22 +76,31 @@ def box_plane(pidx, pos, rot, h, n, d, margin, max_points, out_pair, out_pt, out
     pts = np.empty((8, 3))
     sep = np.empty(8)
     ok = np.empty(8, dtype=np.bool_)
+    keep = np.empty(8, dtype=np.bool_)
+    dmin = np.empty(8)
     for k in range(K):
+        # read once: for all LLVM knows, the scratch writes below could change the inputs
+        hx, hy, hz, dk, mk = h[k, 0], h[k, 1], h[k, 2], d[k], margin[k]
         for c in range(8):
             sx = -1.0 if c % 2 == 0 else 1.0
             sy = -1.0 if (c // 2) % 2 == 0 else 1.0
             sz = -1.0 if c // 4 == 0 else 1.0
             s = 0.0
             for i in range(3):
-                x = (rot[k, i, 0] * (sx * h[k, 0]) + rot[k, i, 1] * (sy * h[k, 1]) + rot[k, i, 2] * (sz * h[k, 2])
+                x = (rot[k, i, 0] * (sx * hx) + rot[k, i, 1] * (sy * hy) + rot[k, i, 2] * (sz * hz)
                      + pos[k, i])
                 pts[c, i] = x
                 s += x * n[k, i]
-            sep[c] = s - d[k]
-            ok[c] = sep[c] < margin[k]
-            for i in range(3):
-                pts[c, i] -= n[k, i] * (0.5 * sep[c])
-        _reduce(pts, sep, ok, max_points)
+            sep[c] = s - dk
+            ok[c] = sep[c] < mk
+            if ok[c]:  # only live corners are read after this
+                for i in range(3):
+                    pts[c, i] -= n[k, i] * (0.5 * sep[c])
+        live = 0
+        for c in range(8):  # a loop of its own: counted in the one above, the kernel ran slower
+            live += ok[c]
+        if live > max_points:
+            _reduce(pts, sep, ok, max_points, keep, dmin)
         for c in range(8):
             if ok[c]:
                 out_pair[count] = pidx[k]
@@ -100,12 +113,13 @@ def box_plane(pidx, pos, rot, h, n, d, margin, max_points, out_pair, out_pt, out
 
 
 @njit(cache=True)
-def _closest_segments(p1, q1, p2, q2):
-    """The midpoint of the closest points of segments p1-q1 and p2-q2 (sim.closest's rules)."""
+def _closest_segments(p1, q1, p2, q2, out):
+    """Write into ``out`` the midpoint of the closest points of segments p1-q1 and p2-q2 (sim.closest's
+    rules)."""
     eps = 1e-12
-    d1 = q1 - p1
-    d2 = q2 - p2
-    r = p1 - p2
+    d1 = (q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2])
+    d2 = (q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2])
+    r = (p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2])
     a, e, f = _dot(d1, d1), _dot(d2, d2), _dot(d2, r)
     c, b = _dot(d1, r), _dot(d1, d2)
     denom = a * e - b * b
@@ -127,7 +141,8 @@ def _closest_segments(p1, q1, p2, q2):
         s = min(max(-c / aa, 0.0), 1.0)
     if second_point:
         t = 0.0
-    return 0.5 * ((p1 + d1 * s) + (p2 + d2 * t))
+    for x in range(3):
+        out[x] = 0.5 * ((p1[x] + d1[x] * s) + (p2[x] + d2[x] * t))
 
 
 @njit(cache=True)
@@ -140,16 +155,14 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
     db = np.empty(3)
     sep_a = np.empty(3)
     sep_b = np.empty(3)
-    u = np.empty(3)
     cand = np.empty((24, 3))
     flat = np.empty((24, 2))
     seps = np.empty(24)
     ok = np.empty(24, dtype=np.bool_)
     P = np.empty((4, 2))
     corners = np.empty((4, 3))
-    key = np.empty((24, 2), dtype=np.int64)
+    key = np.empty((24, 2), dtype=np.int64)  # grid points of the candidates kept so far
     d = np.empty(3)
-    e_u = np.zeros(3)
     n = np.empty(3)
     n_i = np.empty(3)
     face_c = np.empty(3)
@@ -159,6 +172,15 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
     U1 = np.empty(3)
     i_c = np.empty(3)
     rc = np.empty(3)
+    axis = np.empty(3)
+    mid_a = np.empty(3)
+    mid_b = np.empty(3)
+    a0 = np.empty(3)  # the ends of the two closest edges (edge-edge contacts)
+    a1 = np.empty(3)
+    b0 = np.empty(3)
+    b1 = np.empty(3)
+    keep = np.empty(24, dtype=np.bool_)
+    dmin = np.empty(24)
     for k in range(K):
         ca, cb, Ra, Rb, ha, hb = ca_all[k], cb_all[k], Ra_all[k], Rb_all[k], ha_all[k], hb_all[k]
         mg = margin[k]
@@ -183,49 +205,55 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
         if not (sa <= mg and sb <= mg):
             continue
         # edge axes A_i x B_j
-        se = -np.inf
+        se = -math.inf
         e_i, e_j = 0, 0
-        e_du = 0.0
+        e_du = e_u0 = e_u1 = e_u2 = 0.0
         for i in range(3):
             for j in range(3):
-                A = Ra[:, i]
-                B = Rb[:, j]
-                u[0] = A[1] * B[2] - A[2] * B[1]
-                u[1] = A[2] * B[0] - A[0] * B[2]
-                u[2] = A[0] * B[1] - A[1] * B[0]
-                ln = np.sqrt(_dot(u, u))
+                u0 = Ra[1, i] * Rb[2, j] - Ra[2, i] * Rb[1, j]
+                u1 = Ra[2, i] * Rb[0, j] - Ra[0, i] * Rb[2, j]
+                u2 = Ra[0, i] * Rb[1, j] - Ra[1, i] * Rb[0, j]
+                ln = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
                 if not ln > 1e-6:
                     continue
-                u /= ln
+                u0, u1, u2 = u0 / ln, u1 / ln, u2 / ln
                 rad = 0.0
                 for q in range(3):
-                    rad += abs(u[0] * Ra[0, q] + u[1] * Ra[1, q] + u[2] * Ra[2, q]) * ha[q]
+                    rad += abs(u0 * Ra[0, q] + u1 * Ra[1, q] + u2 * Ra[2, q]) * ha[q]
                 for q in range(3):
-                    rad += abs(u[0] * Rb[0, q] + u[1] * Rb[1, q] + u[2] * Rb[2, q]) * hb[q]
-                du = _dot(u, d)
+                    rad += abs(u0 * Rb[0, q] + u1 * Rb[1, q] + u2 * Rb[2, q]) * hb[q]
+                du = u0 * d[0] + u1 * d[1] + u2 * d[2]
                 s = abs(du) - rad
                 if s > se:
                     se, e_i, e_j, e_du = s, i, j, du
-                    e_u[:] = u
+                    e_u0, e_u1, e_u2 = u0, u1, u2
         if not se <= mg:
             continue
         if se > max(sa, sb) + FACE_TOL:  # edge-edge: one point
-            axis = e_u * (1.0 if e_du >= 0 else -1.0)
-            mid_a = ca.copy()
-            mid_b = cb.copy()
+            sg = 1.0 if e_du >= 0 else -1.0
+            axis[0], axis[1], axis[2] = e_u0 * sg, e_u1 * sg, e_u2 * sg
+            for x in range(3):
+                mid_a[x] = ca[x]
+                mid_b[x] = cb[x]
+            # the two edges' midpoints: over the other axes, to the side facing the other box
             for q in range(3):
                 if q != e_i:
                     sg = 1.0 if (axis[0] * Ra[0, q] + axis[1] * Ra[1, q] + axis[2] * Ra[2, q]) >= 0 else -1.0
-                    mid_a += Ra[:, q] * (sg * ha[q])
+                    for x in range(3):
+                        mid_a[x] += Ra[x, q] * (sg * ha[q])
                 if q != e_j:
                     sg = -1.0 if (axis[0] * Rb[0, q] + axis[1] * Rb[1, q] + axis[2] * Rb[2, q]) >= 0 else 1.0
-                    mid_b += Rb[:, q] * (sg * hb[q])
-            half_a = Ra[:, e_i] * ha[e_i]
-            half_b = Rb[:, e_j] * hb[e_j]
-            pt = _closest_segments(mid_a - half_a, mid_a + half_a, mid_b - half_b, mid_b + half_b)
+                    for x in range(3):
+                        mid_b[x] += Rb[x, q] * (sg * hb[q])
+            for x in range(3):
+                half_a = Ra[x, e_i] * ha[e_i]
+                half_b = Rb[x, e_j] * hb[e_j]
+                a0[x], a1[x] = mid_a[x] - half_a, mid_a[x] + half_a
+                b0[x], b1[x] = mid_b[x] - half_b, mid_b[x] + half_b
+            _closest_segments(a0, a1, b0, b1, out_pt[count])
             out_pair[count] = pidx[k]
-            out_pt[count] = pt
-            out_n[count] = axis
+            for x in range(3):
+                out_n[count, x] = axis[x]
             out_sep[count] = se
             count += 1
             continue
@@ -325,21 +353,29 @@ def box_box(pidx, ca_all, cb_all, Ra_all, Rb_all, ha_all, hb_all, margin, max_po
                 cand[c, x] = rc[x] + n[x] * lift
             flat[c, 0], flat[c, 1] = r0, r1
             ok[c] = inside
+        # live candidates only (_reduce and the output read nothing else; the rest may be stale); one on
+        # the grid point of a candidate kept before is a repeat
+        live = 0
         for c in range(24):
+            if not ok[c]:
+                continue
             seps[c] = (cand[c, 0] * n[0] + cand[c, 1] * n[1] + cand[c, 2] * n[2]) - offset
             if not seps[c] < mg:
                 ok[c] = False
+                continue
+            gx = round(flat[c, 0] / GRID)  # half to even, as np.rint
+            gy = round(flat[c, 1] / GRID)
+            for j in range(live):
+                if key[j, 0] == gx and key[j, 1] == gy:
+                    ok[c] = False
+                    break
             if ok[c]:
-                key[c, 0] = np.int64(np.rint(flat[c, 0] / GRID))
-                key[c, 1] = np.int64(np.rint(flat[c, 1] / GRID))
-                for c2 in range(c):
-                    if ok[c2] and key[c2, 0] == key[c, 0] and key[c2, 1] == key[c, 1]:
-                        ok[c] = False
-                        break
-        for c in range(24):
-            for x in range(3):
-                cand[c, x] -= n[x] * (0.5 * seps[c])  # midway between the surfaces
-        _reduce(cand, seps, ok, max_points)
+                key[live, 0], key[live, 1] = gx, gy
+                live += 1
+                for x in range(3):
+                    cand[c, x] -= n[x] * (0.5 * seps[c])  # midway between the surfaces
+        if live > max_points:
+            _reduce(cand, seps, ok, max_points, keep, dmin)
         sgn = -1.0 if use_b else 1.0
         for c in range(24):
             if ok[c]:
