@@ -689,7 +689,7 @@ class World:
             la = np.concatenate((A, [w.body_a for w in m.wires])).astype(np.int64)
             lb = np.concatenate((B, [w.body_b for w in m.wires])).astype(np.int64)
         both = awake[la] & awake[lb]
-        label = (island_labels if self._kern is None else self._kern.island_labels)(m.num_bodies, la[both], lb[both])
+        label = island_labels(m.num_bodies, la[both], lb[both])
         restless = np.zeros(m.num_bodies, dtype=bool)
         restless[label[awake & ~ready]] = True
         now = awake & ~restless[label]

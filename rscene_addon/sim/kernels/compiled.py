@@ -13,9 +13,9 @@ from .events import touch_events
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
-from .step import integrate, island_labels, warm
+from .step import integrate, warm
 
-__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "island_labels", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
+__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -73,7 +73,6 @@ def warm_up() -> None:
     flags, u64 = np.zeros(2, np.bool_), np.ones(2, np.uint64)
     x3 = np.zeros((2, 3))
     warm(a, x3, x3, a, x3, x3, x3, x3, 0.02)
-    island_labels(2, a, b)
     body_frames(np.array([[1.0, 0.0, 0.0, 0.0]] * 2), I3, flags, np.zeros(3), np.ones(2), x3, x3, x3.copy(),
                 x3.copy(), 0.01)
     sleep(x3.copy(), x3.copy(), ~flags, flags, np.zeros(2, np.int64), flags.copy(), np.full(2, -1, np.int64), a, b,

@@ -77,26 +77,3 @@ def integrate(pos, quat, lin, ang, V, Vp, move, dt):
             quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3] = qw / norm, qx / norm, qy / norm, qz / norm
         else:
             quat[i, 0], quat[i, 1], quat[i, 2], quat[i, 3] = 1.0, 0.0, 0.0, 0.0
-
-
-@njit(cache=True)
-def island_labels(n, a, b):
-    """``islands.island_labels`` by union-find: each node's label is the smallest node of its component."""
-    parent = np.arange(n)
-    for k in range(a.shape[0]):
-        x, y = a[k], b[k]
-        while parent[x] != x:
-            x = parent[x]
-        while parent[y] != y:
-            y = parent[y]
-        if x < y:
-            parent[y] = x
-        elif y < x:
-            parent[x] = y
-    label = np.empty(n, np.int64)
-    for i in range(n):  # roots are their components' smallest nodes: a root only ever gets a smaller parent
-        r = i
-        while parent[r] != r:
-            r = parent[r]
-        label[i] = r
-    return label

@@ -269,20 +269,6 @@ def test_compiled_candidate_pairs_are_the_numpy_pairs(seed):
 
 
 @needs_numba
-def test_compiled_island_labels_are_the_numpy_labels():
-    from rscene_addon.sim.islands import island_labels
-    rng = np.random.default_rng(9)
-    kern = kernels.load()
-    for n, e in ((1, 0), (10, 3), (50, 40), (200, 150), (200, 600)):
-        a, b = rng.integers(0, n, e), rng.integers(0, n, e)
-        ref = island_labels(n, a, b)
-        assert np.array_equal(kern.island_labels(n, a, b), ref)
-    # a chain linked from its far end: labels must still be the smallest index
-    a, b = np.arange(99, 0, -1), np.arange(98, -1, -1)
-    assert np.array_equal(kern.island_labels(100, a, b), np.zeros(100, np.int64))
-
-
-@needs_numba
 def test_compiled_aabbs_are_the_numpy_aabbs():
     from rscene_addon.sim.broadphase import compute_aabbs
     rng = np.random.default_rng(11)
