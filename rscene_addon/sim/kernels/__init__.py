@@ -4,10 +4,13 @@ One switch chooses the backend: ``auto`` (numba where it imports), ``numba`` or 
 ``World.from_scene(..., backend=...)`` / ``simulate(..., backend=...)``, else read from the environment
 variable ``RSCENE_SIM_BACKEND`` (what tests use), else ``auto``.
 
-The kernels compile on first use into a cache (``@njit(cache=True)``): ``NUMBA_CACHE_DIR`` when set,
-else the directory given to ``set_cache_dir`` (Blender passes its extension user folder), else a user
-cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's equivalent). This package never
-imports bpy.
+The kernels compile on first use into a cache (``@njit(cache=True)``) under a root folder:
+``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
+user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
+equivalent). Inside the root each version of the kernels' sources has a folder of its own
+(``kernels-<hash>``): numba checks a cached function against its own file only, so a kernel that calls
+one from another file (``box_world.step`` calls them all) would otherwise keep running the callee's old
+code after that file changed. This package never imports bpy.
 """
 from __future__ import annotations
 
@@ -74,20 +77,49 @@ def cache_dir() -> str:
     return os.environ.get("NUMBA_CACHE_DIR") or _cache_dir or user_cache_dir()
 
 
-def _source_token() -> str:
-    """numba's version and the kernels' source: a cache made by other kernels is not warm."""
+def source_token(folder: str | None = None) -> str:
+    """A hash of numba's version and every kernel source file (of ``folder``, default this package)."""
     import numba
     h = hashlib.sha1(numba.__version__.encode())
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = folder or os.path.dirname(os.path.abspath(__file__))
     for name in sorted(os.listdir(here)):
         if name.endswith(".py"):
+            h.update(name.encode())
             with open(os.path.join(here, name), "rb") as fh:
                 h.update(fh.read())
     return h.hexdigest()[:16]
 
 
+_KERNELS_PREFIX = "kernels-"
+
+
+def kernel_dir() -> str:
+    """The folder numba compiles these kernels into: one per version of their sources, under cache_dir()."""
+    return os.path.join(cache_dir(), _KERNELS_PREFIX + source_token())
+
+
 def _marker() -> str:
-    return os.path.join(cache_dir(), f"rscene-kernels-{_source_token()}.ready")
+    return os.path.join(kernel_dir(), "ready")
+
+
+def _prune(root: str, keep: str) -> None:
+    """Remove other versions' kernel folders (and the flat layout of earlier releases) from ``root``."""
+    import shutil
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        if path == keep:
+            continue
+        if name.startswith(_KERNELS_PREFIX) or name.startswith("kernels_"):
+            shutil.rmtree(path, ignore_errors=True)
+        elif name.startswith("rscene-kernels-") and name.endswith(".ready"):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
 
 
 def cache_is_warm() -> bool:
@@ -118,11 +150,11 @@ def load():
     if _compiled is not None:
         return _compiled
     import numba
-    path = cache_dir()
+    path = kernel_dir()
+    cold = not os.path.exists(_marker())
     try:
         os.makedirs(path, exist_ok=True)
-        if not os.environ.get("NUMBA_CACHE_DIR"):
-            numba.config.CACHE_DIR = path  # read when the kernels are decorated (imported below)
+        numba.config.CACHE_DIR = path  # read when the kernels are decorated (imported below)
     except OSError:
         pass  # an unwritable folder: numba falls back to its own cache locations
     from . import compiled
@@ -132,4 +164,6 @@ def load():
         open(_marker(), "a").close()
     except OSError:
         pass
+    if cold:
+        _prune(cache_dir(), path)
     return compiled

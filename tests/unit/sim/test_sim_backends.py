@@ -210,6 +210,34 @@ def test_cache_folder_follows_numba_cache_dir_then_the_given_folder(monkeypatch,
 
 
 @needs_numba
+def test_a_change_to_any_kernel_file_compiles_into_a_fresh_folder(monkeypatch, tmp_path):
+    """numba checks a cached function against its own source file only: box_world.step, cached, would keep
+    the old candidate_pairs after pairs.py changed. Every kernel file is part of the folder's name."""
+    import os
+    import shutil
+    here = os.path.dirname(kernels.__file__)
+    copy = tmp_path / "kernels"
+    shutil.copytree(here, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    token = kernels.source_token()
+    assert kernels.source_token(str(copy)) == token
+    with open(copy / "pairs.py", "a") as fh:
+        fh.write("# changed\n")
+    assert kernels.source_token(str(copy)) != token
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "root"))
+    assert kernels.kernel_dir() == str(tmp_path / "root" / f"kernels-{token}")
+
+
+def test_pruning_keeps_the_current_kernels_and_foreign_files(tmp_path):
+    root = tmp_path / "root"
+    for name in ("kernels-aaaa", "kernels-bbbb", "kernels_0123abcd", "other"):
+        (root / name).mkdir(parents=True)
+    (root / "rscene-kernels-0011.ready").write_text("")
+    (root / "notes.txt").write_text("")
+    kernels._prune(str(root), str(root / "kernels-bbbb"))
+    assert sorted(p.name for p in root.iterdir()) == ["kernels-bbbb", "notes.txt", "other"]
+
+
+@needs_numba
 def test_cli_compiles_once_into_numba_cache_dir_then_loads(tmp_path):
     """``simulate --backend numba`` with an empty NUMBA_CACHE_DIR compiles (and says so) into that folder;
     the next process loads from it and says nothing; ``--backend numpy`` never compiles."""
