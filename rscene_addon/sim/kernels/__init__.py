@@ -102,8 +102,15 @@ def _marker() -> str:
     return os.path.join(kernel_dir(), "ready")
 
 
-def _prune(root: str, keep: str) -> None:
-    """Remove other versions' kernel folders (and the flat layout of earlier releases) from ``root``."""
+def _ours(name: str) -> bool:
+    """A folder name made by kernel_dir(): the prefix and a 16-digit hex hash."""
+    tail = name[len(_KERNELS_PREFIX):]
+    return name.startswith(_KERNELS_PREFIX) and len(tail) == 16 and all(c in "0123456789abcdef" for c in tail)
+
+
+def _prune(root: str, keep: str, legacy: bool = True) -> None:
+    """Remove other versions' kernel folders from ``root``; with ``legacy`` (a root of our own, not a
+    NUMBA_CACHE_DIR other projects may share) also the flat layout of earlier releases."""
     import shutil
     try:
         names = os.listdir(root)
@@ -113,9 +120,9 @@ def _prune(root: str, keep: str) -> None:
         path = os.path.join(root, name)
         if path == keep:
             continue
-        if name.startswith(_KERNELS_PREFIX) or name.startswith("kernels_"):
+        if _ours(name) or (legacy and name.startswith("kernels_")):
             shutil.rmtree(path, ignore_errors=True)
-        elif name.startswith("rscene-kernels-") and name.endswith(".ready"):
+        elif legacy and name.startswith("rscene-kernels-") and name.endswith(".ready"):
             try:
                 os.remove(path)
             except OSError:
@@ -165,5 +172,5 @@ def load():
     except OSError:
         pass
     if cold:
-        _prune(cache_dir(), path)
+        _prune(cache_dir(), path, legacy=not os.environ.get("NUMBA_CACHE_DIR"))
     return compiled

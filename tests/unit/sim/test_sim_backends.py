@@ -228,13 +228,22 @@ def test_a_change_to_any_kernel_file_compiles_into_a_fresh_folder(monkeypatch, t
 
 
 def test_pruning_keeps_the_current_kernels_and_foreign_files(tmp_path):
-    root = tmp_path / "root"
-    for name in ("kernels-aaaa", "kernels-bbbb", "kernels_0123abcd", "other"):
-        (root / name).mkdir(parents=True)
-    (root / "rscene-kernels-0011.ready").write_text("")
-    (root / "notes.txt").write_text("")
-    kernels._prune(str(root), str(root / "kernels-bbbb"))
-    assert sorted(p.name for p in root.iterdir()) == ["kernels-bbbb", "notes.txt", "other"]
+    old, new = "kernels-" + "a" * 16, "kernels-" + "0123456789abcdef"
+
+    def fill(root):
+        for name in (old, new, "kernels_0123abcd", "kernels-notahash", "other"):
+            (root / name).mkdir(parents=True)
+        (root / "rscene-kernels-0011.ready").write_text("")
+        (root / "notes.txt").write_text("")
+        return root
+    root = fill(tmp_path / "own")
+    kernels._prune(str(root), str(root / new))
+    assert sorted(p.name for p in root.iterdir()) == sorted(["kernels-notahash", new, "notes.txt", "other"])
+    # a NUMBA_CACHE_DIR other projects may share: only our own versioned folders go
+    root = fill(tmp_path / "shared")
+    kernels._prune(str(root), str(root / new), legacy=False)
+    assert sorted(p.name for p in root.iterdir()) == sorted(["kernels-notahash", new, "kernels_0123abcd", "notes.txt",
+                                                             "other", "rscene-kernels-0011.ready"])
 
 
 @needs_numba
