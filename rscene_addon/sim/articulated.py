@@ -654,7 +654,7 @@ class ArticulatedSystem:
 
     def link_velocities(self) -> tuple[np.ndarray, np.ndarray]:
         """(L, 3) linear velocities of the link frame origins and (L, 3) angular velocities (world)."""
-        lin = np.array([v[3:] + np.cross(v[:3], f[:3, 3])
+        lin = np.array([v[3:] + cross3(v[:3], f[:3, 3])
                         for v, f in zip(self.vel, self.frames)]).reshape(-1, 3)
         ang = np.array([v[:3] for v in self.vel]).reshape(-1, 3)
         return lin, ang

@@ -30,10 +30,11 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
-from .mathutil import quat_to_matrix, tangent_basis
+from .mathutil import cross, quat_to_matrix, tangent_basis
 from .physics_model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
 from .narrowphase import Frames
 from .sdf import geom_distance
+from .spatial_algebra import cross3
 
 __all__ = ["SLOP", "WorldContacts", "contact_targets", "world_erp"]
 
@@ -252,7 +253,7 @@ class WorldContacts:
         jp = system.point_jacobian(i, p)
         q = p if world_point is None else world_point
         r = q - s.position[b]
-        v_body = s.linear_velocity[b] + np.cross(s.angular_velocity[b], r)
+        v_body = s.linear_velocity[b] + cross3(s.angular_velocity[b], r)
         vn = float(n @ (jp @ u) - n @ v_body)
         vn0 = float(n @ (jp @ system.u) - n @ v_body)
         props = self.properties(int(m.geom_material[g]))
@@ -267,7 +268,7 @@ class WorldContacts:
                    "depth": -gap, "target": targets[0], "push": targets[1], "friction": friction,
                    "speed": max(0.0, -vn0), "jacobian": (n @ jp, t1 @ jp, t2 @ jp), "system": system,
                    # the other side: velocity of its point along the rows = body_jac @ (v, w)
-                   "body_jac": np.hstack((rows, np.cross(r, rows))), "body_index": b, "body_inv": None,
+                   "body_jac": np.hstack((rows, cross(r, rows))), "body_index": b, "body_inv": None,
                    "environment": self}
         # a sleeping body under a robot point that is not moving stays asleep and holds like a static one
         # (waking it every step for the robot's weight would keep it awake forever)

@@ -34,6 +34,7 @@ from .geometry import BOX
 from .link_contacts import MARGIN, _LinkShapes, contact_targets
 from .mathutil import tangent_basis
 from .sdf import geom_distance
+from .spatial_algebra import cross3
 
 __all__ = ["link_pair_contacts", "self_collision_pairs"]
 
@@ -117,7 +118,7 @@ def _sphere_speeds(system, u: np.ndarray, centres: np.ndarray, radii: np.ndarray
         v = np.zeros(6) if b.parent < 0 else vel[b.parent]
         vel[i] = v + system.S[i] @ u[b.ds]
         w, v0 = vel[i][:3], vel[i][3:]  # Plücker: v0 is the velocity of the point at the world origin
-        out[i] = np.linalg.norm(v0 + np.cross(w, centres[i])) + np.linalg.norm(w) * max(radii[i], 0.0)
+        out[i] = np.linalg.norm(v0 + cross3(w, centres[i])) + np.linalg.norm(w) * max(radii[i], 0.0)
     return out
 
 
