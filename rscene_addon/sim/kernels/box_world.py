@@ -17,7 +17,7 @@ from .body import body_frames, sleep
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
-from .order import argsort_int
+from .order import argsort
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
@@ -255,7 +255,7 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
             ordered = False
             break
     if not ordered:
-        o = argsort_int(key)
+        o = argsort(key)
         key, local, impulse = _take(key, o), _take_rows(local, o), _take_rows(impulse, o)
     lam0 = np.empty(C)
     for c in range(C):

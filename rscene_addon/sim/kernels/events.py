@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .order import argsort_by, argsort_int, lower_bound, union_sorted
+from .order import argsort, lower_bound, union_sorted
 
 
 @njit(cache=True)
@@ -34,7 +34,12 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
         a, b = A[idx[i]], B[idx[i]]
         key[i] = min(a, b) * N + max(a, b)
         v[i] = vn0[idx[i]]
-    order = argsort_by(key, v)  # by key, then vn0, then contact index
+    # by key, then vn0, then contact index: stable sorts by vn0, then by key
+    by_v = argsort(v)
+    key_v = np.empty(n, np.int64)
+    for i in range(n):
+        key_v[i] = key[by_v[i]]
+    order = by_v[argsort(key_v)]
     pair_key = np.empty(n, np.int64)
     best = np.empty(n, np.int64)
     first = np.empty(n, np.int64)
@@ -54,6 +59,6 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
         if at >= old.shape[0] or old[at] != pair_key[p]:
             ev_best[E], ev_first[E] = best[p], first[p]
             E += 1
-    events = ev_best[:E][argsort_int(ev_first[:E])]
+    events = ev_best[:E][argsort(ev_first[:E])]
     touching = union_sorted(pair_key[:P], kept[:nk])
     return touching, events

@@ -4,8 +4,9 @@ plane; then the body, moving, dynamic and group/mask filters), sorted by (a, b).
 (a sweep along the axis of largest spread, inside strips across the second-largest), written as loops: the
 same set, found another way.
 
-The sorts are written out too (a merge sort of the lower bounds, a radix sort of the pairs): numba's
-``np.argsort``/``np.sort`` compile generic sort code that cost most of this module's compile time. The hot
+The sorts are written out too (``order.argsort``'s merge sort of the lower bounds, a radix sort of the
+pairs): numba's ``np.argsort``/``np.sort`` compile generic sort code that cost most of this module's
+compile time. The hot
 loops count with booleans instead of branching on them: on each step's new bounds the branches were
 mispredicted often enough to cost several times the loads."""
 from __future__ import annotations
@@ -13,32 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _argsort(x):
-    """Indices that sort ``x`` ascending: a bottom-up merge sort, the keys moved along with the indices so
-    that the merges read memory in sequence."""
-    n = x.shape[0]
-    idx, idx2 = np.empty(n, np.int64), np.empty(n, np.int64)
-    key, key2 = np.empty(n), np.empty(n)
-    for k in range(n):  # (np.arange doubled this function's compile time)
-        idx[k], key[k] = k, x[k]
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
-            i, j = lo, mid
-            for k in range(lo, hi):
-                if j >= hi or (i < mid and key[i] <= key[j]):
-                    idx2[k], key2[k] = idx[i], key[i]
-                    i += 1
-                else:
-                    idx2[k], key2[k] = idx[j], key[j]
-                    j += 1
-        idx, idx2 = idx2, idx
-        key, key2 = key2, key
-        width *= 2
-    return idx
+from .order import argsort
 
 
 @njit(cache=True)
@@ -119,7 +95,7 @@ def candidate_pairs(lo, hi, is_plane, plane_z, body, moving, dynamic, group, mas
     start = np.empty(nb)
     for s in range(nb):
         start[s] = lo[bounded[s], axis]
-    order = _argsort(start)
+    order = argsort(start)
     for s in range(nb):
         order[s] = bounded[order[s]]
     # strips across: at least as wide as the widest box (a box lies in one or two, three by rounding), and
