@@ -73,15 +73,16 @@ class _Builder:
         """dims: box full sizes (3,); sphere (r,); cylinder/capsule (r, height)."""
         if prim == "box":
             size = np.maximum(np.abs(np.asarray(dims, float)), 1e-6)
-            return self.add_geom(body, geo.BOX, pos, quat, size / 2, poly=self._shared(geo.box_polytope, *(size / 2)),
-                                 mass_props=geo.box_mass(size), **kw)
+            poly = self._shared(("box", *size / 2), lambda: geo.box_polytope(size / 2))
+            return self.add_geom(body, geo.BOX, pos, quat, size / 2, poly=poly, mass_props=geo.box_mass(size), **kw)
         if prim == "sphere":
             r = max(abs(float(dims[0])), 1e-6)
             return self.add_geom(body, geo.SPHERE, pos, quat, (r, 0, 0), mass_props=geo.sphere_mass(r), **kw)
         if prim == "cylinder":
             r, h = max(abs(float(dims[0])), 1e-6), max(abs(float(dims[1])), 1e-6)
-            return self.add_geom(body, geo.CYLINDER, pos, quat, (r, h / 2, 0),
-                                 poly=self._shared(geo.prism_polytope, r, h / 2), mass_props=geo.cylinder_mass(r, h), **kw)
+            poly = self._shared(("prism", r, h / 2), lambda: geo.prism_polytope(r, h / 2))
+            return self.add_geom(body, geo.CYLINDER, pos, quat, (r, h / 2, 0), poly=poly,
+                                 mass_props=geo.cylinder_mass(r, h), **kw)
         if prim == "capsule":
             r, h = max(abs(float(dims[0])), 1e-6), max(abs(float(dims[1])), 0.0)
             if h <= 1e-9:
@@ -91,11 +92,11 @@ class _Builder:
                                  mass_props=geo.capsule_mass(r, h), **kw)
         raise ValueError(prim)
 
-    def _shared(self, make, *dims) -> geo.Polytope:
-        key = (make.__name__, *(float(d) for d in dims))
+    def _shared(self, key: tuple, make) -> geo.Polytope:
+        """The polytope of shape ``key`` (kind, dimensions) built by ``make()`` once per build."""
         poly = self._polytopes.get(key)
         if poly is None:
-            poly = self._polytopes[key] = make(*dims) if make is geo.prism_polytope else make(np.array(dims))
+            poly = self._polytopes[key] = make()
         return poly
 
     def add_hull(self, body, points, pos, quat, **kw):

@@ -264,20 +264,30 @@ class World:
             if move.any():
                 s.position[move] += lin[move] * dt
                 s.quaternion[move] = quat_integrate(s.quaternion[move], ang[move], dt)
+        self._sleep(awake, c_info)
+        self._finish_step()
+
+    def _finish_step(self) -> None:
+        """The end of a step after integration and sleeping (which read velocities only): kinematic bodies
+        take their target poses exactly, particles and cloth advance against the new rigid poses, time."""
+        m, s = self.model, self.state
         for i, (com, q) in self._kin_target.items():
             s.position[i] = com
             s.quaternion[i] = q
         self._kin_target.clear()
-        self._sleep(awake, c_info)
-        # particles and cloth against the new rigid poses
         if self._granular or self._cloth:
             frames = Frames(m, *self.geom_poses())
             for k, gran in enumerate(self._granular):
-                gran.step(self, k, frames, dt)
+                gran.step(self, k, frames, m.dt)
             for k, cl in enumerate(self._cloth):
-                cl.step(self, k, frames, dt)
-        s.time += dt
+                cl.step(self, k, frames, m.dt)
+        s.time += m.dt
         self.step_count += 1
+
+    def _set_contacts(self, A, B, ga, gb, point, normal, sep, impulse) -> None:
+        """``contacts``: the last step's contacts, as both step paths report them."""
+        self.contacts = dict(body_a=A, body_b=B, point=point, normal=normal, separation=sep, impulse=impulse,
+                             geom_a=ga, geom_b=gb)
 
     def _compiled_step(self) -> None:
         """The rest of ``step`` as ``kernels.box_world.step`` (the same kernels in the same order)."""
@@ -298,24 +308,12 @@ class World:
         self._cache_key, self._cache_local, self._cache_impulse = key, local, impulse
         self._wire_lam = np.zeros((0, 3))
         if len(A):
-            self.contacts = dict(body_a=A, body_b=B, point=point, normal=normal, separation=sep,
-                                 impulse=lam[:, 0], geom_a=ga, geom_b=gb)
+            self._set_contacts(A, B, ga, gb, point, normal, sep, lam[:, 0])
             info = dict(A=A, B=B, point=point, normal=normal, vn0=vn0)
             self._append_events(events.tolist(), info, lam, m.body_name, s.time + m.dt)
         else:
             self.contacts = None
-        for i, (com, q) in self._kin_target.items():
-            s.position[i] = com
-            s.quaternion[i] = q
-        self._kin_target.clear()
-        if self._granular or self._cloth:
-            frames = Frames(m, *self.geom_poses())
-            for k, gran in enumerate(self._granular):
-                gran.step(self, k, frames, m.dt)
-            for k, cl in enumerate(self._cloth):
-                cl.step(self, k, frames, m.dt)
-        s.time += m.dt
-        self.step_count += 1
+        self._finish_step()
 
     def _solve(self, V, rows, iterations, tolerance, friction, warm=False) -> int:
         """Warm start (``warm``) and projected Gauss-Seidel on ``rows``: numpy's coloured sweeps or the
@@ -607,9 +605,7 @@ class World:
             self._cache_key = key[order]
             self._cache_local = self._new_local[order]
             self._cache_impulse = impulse[order]
-        self.contacts = dict(body_a=info["A"], body_b=info["B"], point=info["point"], normal=n,
-                             separation=info["sep"],
-                             impulse=lam[:, 0], geom_a=info["ga"], geom_b=info["gb"])
+        self._set_contacts(info["A"], info["B"], info["ga"], info["gb"], info["point"], n, info["sep"], lam[:, 0])
         self._events(info, lam)
 
     def _events(self, info, lam):
