@@ -34,12 +34,9 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
         a, b = A[idx[i]], B[idx[i]]
         key[i] = min(a, b) * N + max(a, b)
         v[i] = vn0[idx[i]]
-    # by key, then vn0, then contact index: stable sorts by vn0, then by key
-    by_v = argsort(v)
-    key_v = np.empty(n, np.int64)
-    for i in range(n):
-        key_v[i] = key[by_v[i]]
-    order = by_v[argsort(key_v)]
+    # a stable sort by key: each pair's contacts in contact order, so its first is the run's first and its
+    # fastest the lowest vn0 seen first
+    order = argsort(key)
     pair_key = np.empty(n, np.int64)
     best = np.empty(n, np.int64)
     first = np.empty(n, np.int64)
@@ -47,10 +44,10 @@ def touch_events(old, asleep, A, B, lam0, vn0, N):
     for s in range(n):
         i = order[s]
         if P == 0 or key[i] != pair_key[P - 1]:
-            pair_key[P], best[P], first[P] = key[i], idx[i], idx[i]
+            pair_key[P], best[P], first[P], low = key[i], idx[i], idx[i], v[i]
             P += 1
-        elif idx[i] < first[P - 1]:
-            first[P - 1] = idx[i]
+        elif v[i] < low:
+            best[P - 1], low = idx[i], v[i]
     ev_best = np.empty(P, np.int64)
     ev_first = np.empty(P, np.int64)
     E = 0
