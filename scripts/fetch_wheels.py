@@ -34,7 +34,15 @@ MANIFEST = REPO_ROOT / "blender_manifest.toml"
 # embreex 4.4.0.post1 (Intel Embree 4.4, BSD-2 binding, Apache-2.0 Embree): ray casting for the lidar.
 # numba 0.68.1 + llvmlite 0.50.0 (BSD-2): the simulation's compiled kernels (no macos-x64 wheels: the
 # numpy backend runs there).
+# pycollada 0.9.3 (BSD-3) + python-dateutil 2.9.0.post0 (Apache-2.0/BSD) + six 1.17.0 (MIT): pure-Python
+# wheels for every platform; COLLADA robot meshes (scene_geometry/collada.py).
 PINNED = {
+    "pycollada-0.9.3-py3-none-any.whl":
+        ("any", "636e6496f60987586db82455ea7bbd9ade775e8181c6590c83b698b6cd53a9f5"),
+    "python_dateutil-2.9.0.post0-py2.py3-none-any.whl":
+        ("any", "a8b2bc7bffae282281c8140a97d3aa9c14da0b136dfe83f850eea9a5f7470427"),
+    "six-1.17.0-py2.py3-none-any.whl":
+        ("any", "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"),
     "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_arm64.whl":
         ("macos-arm64", "3ed370224566681071f245bbc5104feebee1354097679ab69cb3a70c94633cb3"),
     "embreex-4.4.0.post1-cp311-cp311-macosx_13_0_x86_64.whl":
@@ -110,11 +118,12 @@ def _parse(name: str) -> tuple[str, str, str]:
 
 def _download(name: str, into: Path) -> Path:
     project, version, platform_tag = _parse(name)
-    abi = name[:-len(".whl")].split("-")[-2]           # cp311 / cp313
-    py_version = f"{abi[2]}.{abi[3:]}"
+    abi = name[:-len(".whl")].split("-")[-2]           # cp311 / cp313, or none for a pure wheel
     cmd = [sys.executable, "-m", "pip", "download", f"{project}=={version}", "--no-deps",
-           "--only-binary=:all:", "--platform", platform_tag, "--python-version", py_version,
-           "--implementation", "cp", "--abi", abi, "--dest", str(into), "--quiet"]
+           "--only-binary=:all:", "--dest", str(into), "--quiet"]
+    if abi != "none":
+        cmd += ["--platform", platform_tag, "--python-version", f"{abi[2]}.{abi[3:]}", "--implementation", "cp",
+                "--abi", abi]
     _log("$ " + " ".join(cmd[1:]))
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -128,7 +137,7 @@ def _download(name: str, into: Path) -> Path:
 
 def fetch(dest: Path, platforms: set[str] | None = None, check_only: bool = False) -> list[Path]:
     """Make ``dest`` hold every wanted pinned wheel with its hash; returns their paths."""
-    wanted = [n for n in manifest_wheels() if platforms is None or PINNED[n][0] in platforms]
+    wanted = [n for n in manifest_wheels() if platforms is None or PINNED[n][0] in (*platforms, "any")]
     if platforms is not None and not wanted:
         raise FetchError(f"no wheel of the manifest is for {sorted(platforms)}")
     dest.mkdir(parents=True, exist_ok=True)

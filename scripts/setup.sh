@@ -112,6 +112,9 @@ for platform in ${FETCH_WHEELS_PLATFORMS:-}; do fetch_args+=(--platform "$platfo
 log "wheels: scripts/fetch_wheels.py ${fetch_args[*]}"
 "$VENV_ROOT/${ORDER[0]}/bin/python" "$ROOT/scripts/fetch_wheels.py" "${fetch_args[@]}" >/dev/null
 for name in "${ORDER[@]}"; do
+  # the pure-Python wheels (COLLADA reading) belong to the pure layer: every environment has them
+  "$VENV_ROOT/$name/bin/python" -m pip install --quiet --no-deps --no-index --find-links "$ROOT/wheels" \
+    pycollada python-dateutil six
   if [[ "$name" == bpy* ]]; then
     # only this machine's wheels for this Python match; pip leaves an installed equal version alone
     "$VENV_ROOT/$name/bin/python" -m pip install --quiet --no-deps --no-index --find-links "$ROOT/wheels" \

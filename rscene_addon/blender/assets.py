@@ -11,8 +11,11 @@ import os
 
 import bpy
 
-from ..scene_geometry.mesh_files import Rasset, read_rasset
+from ..scene_geometry.collada import read_collada
+from ..scene_geometry.mesh_files import MeshFormatError, Rasset, read_rasset
 from . import conventions as cv
+from .materials import link_texture, new_material
+from .meshes import mesh_from_triangles
 
 IMPORTERS = {
     ".gltf": lambda p: bpy.ops.import_scene.gltf(filepath=p),
@@ -26,6 +29,23 @@ IMPORTERS = {
     ".usdc": lambda p: bpy.ops.wm.usd_import(filepath=p),
     ".usdz": lambda p: bpy.ops.wm.usd_import(filepath=p),
 }
+
+
+def _collada_object(path: str, warn):
+    """One mesh object for a ``.dae`` file (Blender 5.x has no COLLADA importer; 4.5's is not used either,
+    so both lines read the same triangles): the pure reader's arrays through ``foreach_set``."""
+    mesh = read_collada(path)
+    name = os.path.basename(path)
+    data = mesh_from_triangles(name, mesh.vertices, mesh.triangles, mesh.normals, mesh.uvs, mesh.material_index)
+    for mat in mesh.materials:
+        material = new_material(f"{os.path.splitext(name)[0]} {mat.name}", mat.rgba)
+        if mat.texture:
+            if os.path.isfile(mat.texture):
+                link_texture(material, mat.texture)
+            else:
+                warn(f"{name}: texture {os.path.basename(mat.texture)!r} not found")
+        data.materials.append(material)
+    return bpy.data.objects.new(name, data)
 
 
 class AssetLibrary:
@@ -78,8 +98,17 @@ class AssetLibrary:
         if path in self.collections:
             return self.collections[path]
         collection = None
-        importer = IMPORTERS.get(os.path.splitext(path)[1].lower())
-        if importer is not None and os.path.exists(path):
+        ext = os.path.splitext(path)[1].lower()
+        importer = IMPORTERS.get(ext)
+        if ext == ".dae" and os.path.exists(path):
+            try:
+                ob = _collada_object(path, self.warn)
+            except MeshFormatError as exc:
+                self.warn(f"cannot import {path}: {exc}")
+            else:
+                collection = bpy.data.collections.new(f"asset {os.path.basename(path)}")
+                collection.objects.link(ob)
+        elif importer is not None and os.path.exists(path):
             before = set(bpy.data.objects)
             try:
                 result = importer(path)

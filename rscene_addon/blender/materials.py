@@ -57,8 +57,6 @@ def material_from_record(record, resolve, warn):
         color=record.get("color"), metallic=record.get("metallic"), roughness=record.get("roughness"),
         emissive=record.get("emissive"), emissive_strength=record.get("emissiveStrength"),
         double_sided=record.get("doubleSided"))
-    tree = material.node_tree
-    bsdf = _bsdf(material)
     for field, socket, colorspace in TEXTURE_SLOTS:
         ref = record.get(field) if record.schema.field(field) else ""
         if not ref:
@@ -67,13 +65,19 @@ def material_from_record(record, resolve, warn):
         if not os.path.exists(path):
             warn(f"material {record.id!r}: texture {ref!r} not found")
             continue
-        node = tree.nodes.new("ShaderNodeTexImage")
-        node.image = bpy.data.images.load(path, check_existing=True)
-        node.image.colorspace_settings.name = colorspace
-        target = socket if socket in bsdf.inputs else None
-        if target:
-            tree.links.new(node.outputs["Color"], bsdf.inputs[target])
+        link_texture(material, path, socket, colorspace)
     return material
+
+
+def link_texture(material, path: str, socket: str = "Base Color", colorspace: str = "sRGB") -> None:
+    """Feed the image file at ``path`` (loaded once per file) into the BSDF input ``socket``."""
+    tree = material.node_tree
+    bsdf = _bsdf(material)
+    node = tree.nodes.new("ShaderNodeTexImage")
+    node.image = bpy.data.images.load(path, check_existing=True)
+    node.image.colorspace_settings.name = colorspace
+    if socket in bsdf.inputs:
+        tree.links.new(node.outputs["Color"], bsdf.inputs[socket])
 
 
 def material_values(material) -> dict:

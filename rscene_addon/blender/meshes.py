@@ -40,6 +40,25 @@ def mesh_from_arrays(name: str, vertices: np.ndarray, faces: np.ndarray | list, 
     return mesh
 
 
+def mesh_from_triangles(name: str, vertices: np.ndarray, triangles: np.ndarray, normals=None, uvs=None,
+                        material_index=None):
+    """A triangle mesh with optional per-corner ``normals (T, 3, 3)`` (custom split normals, so the file's
+    shading survives), per-corner ``uvs (T, 3, 2)`` (layer "UVMap") and per-triangle ``material_index``."""
+    mesh = mesh_from_arrays(name, vertices, np.asarray(triangles, dtype=np.int64).reshape(-1, 3),
+                            smooth=normals is not None)
+    if uvs is not None and len(mesh.loops) == 3 * len(triangles):
+        layer = mesh.uv_layers.new(name="UVMap")
+        layer.data.foreach_set("uv", np.asarray(uvs, dtype=np.float32).ravel())
+    if material_index is not None and len(mesh.polygons) == len(triangles):
+        mesh.polygons.foreach_set("material_index", np.asarray(material_index, dtype=np.int32))
+    if normals is not None and len(mesh.loops) == 3 * len(triangles):
+        n = np.asarray(normals, dtype=np.float32).reshape(-1, 3)
+        length = np.linalg.norm(n, axis=1, keepdims=True)
+        n = np.divide(n, length, out=np.zeros_like(n), where=length > 0)
+        mesh.normals_split_custom_set(n)
+    return mesh
+
+
 def box_geometry(size=(1.0, 1.0, 1.0)):
     sx, sy, sz = (s / 2.0 for s in size)
     v = np.array([[-sx, -sy, -sz], [sx, -sy, -sz], [sx, sy, -sz], [-sx, sy, -sz],

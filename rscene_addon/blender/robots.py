@@ -7,8 +7,11 @@ PrimitiveCache, mesh files as collection instances through ``builder.assets.load
 collision geometry is added as hidden wireframe children. Every object but the root goes to
 ``builder.assets.pending_children``, which the builder links beside the root.
 
-Each link empty's local matrix is ``joint.origin @ motion(q) @ child_offset`` (the root link's: the floating
-base pose), so its world matrix is exactly ``robots.kinematics.forward_kinematics`` placed at the root.
+The root stands where ``robots.scene_io.record_configuration`` puts the robot (the one rule the simulator
+and the renderer use too): a floating base's root object *is* the base link's world pose (the generalized
+coordinate's first seven values), a fixed base's root is the record's pose. Each link empty's local matrix is
+``joint.origin @ motion(q) @ child_offset`` (the root link's: identity), so its world matrix is exactly
+``robots.kinematics.forward_kinematics`` placed at the root.
 The root keeps the generalized coordinate in ``root["rscene_joint_values"]``; the empty of a link below a
 movable joint keeps ``rscene_joint``, ``rscene_joint_type`` and ``rscene_joint_value``.
 ``apply_joint_values`` re-poses, ``joint_values`` reads back, ``update_articulated`` writes the record.
@@ -26,7 +29,8 @@ from ..formats.robot_files import read_robot_file
 from ..scene_geometry.robot_files import robot_source
 from ..robots.kinematics import joint_motion
 from ..robots.robot import Robot
-from ..base.spatial import homogeneous, quat_to_matrix
+from ..robots.scene_io import record_configuration
+from ..base.spatial import homogeneous, matrix_to_quat, quat_to_matrix
 from . import conventions as cv
 from .materials import assign_object_material, new_material
 
@@ -35,6 +39,7 @@ __all__ = ["apply_joint_values", "build_robot", "is_robot_root", "joint_values",
 
 VALUES_KEY = "rscene_joint_values"
 LINK_KEY = "rscene_link"
+BASE_KEY = "rscene_base_at_import"   # the root's pose (x y z w x y z) as imported: export sees a move by it
 _ROBOTS: dict[tuple, tuple[float, Robot]] = {}
 
 
@@ -90,11 +95,7 @@ def link_objects(root) -> dict[str, bpy.types.Object]:
 def _local_transforms(robot: Robot, q: np.ndarray) -> dict[str, np.ndarray]:
     """Each link's transform in its parent link's frame (the root link: in the robot's base frame)."""
     slices = robot.gc_slices()
-    out = {}
-    if robot.floating_base:
-        out[robot.root] = homogeneous(quat_to_matrix(q[3:7]), q[0:3])
-    else:
-        out[robot.root] = np.eye(4)
+    out = {robot.root: np.eye(4)}   # a floating base's pose is the root object's own
     for link in robot.link_order()[1:]:
         joint = robot.parent_joint(link)
         local = joint.origin
@@ -130,13 +131,24 @@ def apply_joint_values(root, values) -> None:
     """Re-pose the link objects of ``root`` at the generalized coordinate ``values`` (RaiSim order)."""
     robot = robot_of(root)
     q = _check(robot, values)
+    if robot.floating_base:
+        root.matrix_world = Matrix(homogeneous(quat_to_matrix(q[3:7]), q[0:3]).tolist())
     _pose_links(robot, link_objects(root), q)
     root[VALUES_KEY] = [float(v) for v in q]
 
 
 def joint_values(root) -> list[float]:
-    """The generalized coordinate shown by ``root`` (floating base first, then joints in jointOrder)."""
-    return [float(v) for v in root.get(VALUES_KEY, ())]
+    """The generalized coordinate shown by ``root`` (floating base first: the root object's world pose, then
+    joints in jointOrder)."""
+    values = [float(v) for v in root.get(VALUES_KEY, ())]
+    if root.get("rscene_floating_base") and len(values) >= 7:
+        values[0:7] = _world_pose(root)
+    return values
+
+
+def _world_pose(ob) -> list[float]:
+    loc, rot, _scale = ob.matrix_world.decompose()
+    return [*map(float, loc), *map(float, rot)]
 
 
 # -- import -------------------------------------------------------------------------------------------
@@ -210,19 +222,22 @@ def build_robot(builder, record):
     except (FormatError, OSError, ValueError) as exc:
         builder.warn(f"{label}: robot not loaded ({exc}); shown as an empty")
         return builder.build_support(record)
-    gc = record.get("generalizedCoordinate", None)
     try:
-        q = _check(robot, gc)
+        base, q = record_configuration(robot, record)
     except ValueError as exc:
         builder.warn(f"{label}: {exc}; using the default configuration")
-        q = robot.default_configuration()
+        base, q = record_configuration(robot, record, strict=False)
+    if robot.floating_base:
+        base = homogeneous(quat_to_matrix(q[3:7]), q[0:3])
 
     root = builder.new_object(record, None)
     root.empty_display_type = "ARROWS"
     root.empty_display_size = 0.25
-    root.location = tuple(record.get("position"))
     root.rotation_mode = "QUATERNION"
-    root.rotation_quaternion = cv.normalized_quat(record.get("quaternion"))
+    root.location = tuple(float(v) for v in base[:3, 3])
+    root.rotation_quaternion = cv.normalized_quat(tuple(matrix_to_quat(base[:3, :3])))
+    root[BASE_KEY] = [*map(float, base[:3, 3]), *map(float, matrix_to_quat(base[:3, :3]))]
+    root["rscene_floating_base"] = bool(robot.floating_base)
     if record.schema.field("visible") and not record.get("visible"):
         root.hide_viewport = True
     root["rscene_robot_file"] = path
@@ -264,6 +279,7 @@ def build_robot(builder, record):
     return root
 
 
+
 # -- export -------------------------------------------------------------------------------------------
 
 
@@ -275,19 +291,27 @@ def _rotation(ob):
 
 def update_articulated(record, root) -> bool:
     """Write ``root``'s pose and joint values into the record, each only when it changed (joint values
-    beyond 1e-9, the position beyond float32 noise). Returns True when the record changed."""
+    beyond 1e-9, the pose beyond float32 noise, measured from where the import put the root). A moved
+    floating base moves both of the record's copies of its pose (position/quaternion and the generalized
+    coordinate's first seven values). Returns True when the record changed."""
     changed = False
-    position = tuple(root.location)
-    if not cv.close(tuple(record.get("position")), position, 1e-6):
-        record.set("position", position)
-        changed = True
-    q = _rotation(root)
-    if not cv.same_rotation(record.get("quaternion"), q):
-        record.set("quaternion", tuple(q))
-        changed = True
+    position, q = tuple(root.location), _rotation(root)
+    imported = [float(v) for v in root.get(BASE_KEY, ())]
+    if len(imported) != 7:   # a file made before the key existed: the record's pose is the reference
+        imported = [*map(float, record.get("position")), *map(float, record.get("quaternion"))]
+    moved = not cv.close(tuple(imported[:3]), position, 1e-6) or not cv.same_rotation(tuple(imported[3:]), q)
+    if moved:
+        if not cv.close(tuple(record.get("position")), position, 1e-6):
+            record.set("position", position)
+            changed = True
+        if not cv.same_rotation(record.get("quaternion"), q):
+            record.set("quaternion", tuple(q))
+            changed = True
     if VALUES_KEY not in root.keys():
         return changed
     values = np.asarray(joint_values(root), dtype=float)
+    if root.get("rscene_floating_base") and values.size >= 7 and not moved:
+        values[0:7] = [float(v) for v in root[VALUES_KEY][0:7]]   # unmoved: the file's own numbers
     old = np.asarray(record.get("generalizedCoordinate", None) if record.has("generalizedCoordinate") else (),
                      dtype=float).ravel()
     if old.size == 0:

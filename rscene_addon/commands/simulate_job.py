@@ -1,4 +1,4 @@
-"""Command-line entry: simulate a ``.rscene`` file and write the trajectory as ``.npz``.
+"""Command-line entry: simulate a scene file (any format ``import`` reads) and write the trajectory as ``.npz``.
 
 The package's CLI calls ``run_simulation_cli`` for
 ``python -m rscene_addon simulate SCENE --duration 2.0 --fps 60 --out traj.npz``.
@@ -19,14 +19,14 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
                        print_fn: Callable[[str], None] = print, backend: str | None = None) -> int:
     """Read ``scene_path``, simulate, write ``out`` (npz). Prints progress lines; returns an exit code.
     ``backend``: ``auto``/``numba``/``numpy`` (None: RSCENE_SIM_BACKEND, else auto)."""
-    from ..formats import rscene
+    from ..formats import registry
     from ..model import FormatError
 
     if not duration >= 0 or not fps > 0 or (substeps is not None and substeps < 1):
         print_fn("error: need duration >= 0, fps > 0 and substeps >= 1")
         return EXIT_USAGE
     try:
-        scene = rscene.read(scene_path)
+        scene = registry.read_scene(scene_path)
     except FormatError as exc:
         print_fn(f"error: {exc}")
         return EXIT_ERROR

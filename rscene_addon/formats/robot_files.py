@@ -9,7 +9,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError
 from ..robots.robot import Robot
-from ..robots.scene_io import posed_links, record_base_transform
+from ..robots.scene_io import posed_links, record_configuration
 from ..scene_geometry.robot_files import robot_source
 from . import mjcf, urdf
 from .registry import detect
@@ -36,5 +36,5 @@ def robot_for_record(scene, record) -> Robot:
 def posed_links_for_record(scene, record, robot: Robot | None = None) -> dict[str, np.ndarray]:
     """``posed_links`` for an ``articulated`` record: its generalizedCoordinate, placed at its position."""
     robot = robot or robot_for_record(scene, record)
-    gc = record.get("generalizedCoordinate", None)
-    return posed_links(robot, () if gc is None else gc, record_base_transform(record))
+    base, q = record_configuration(robot, record)
+    return posed_links(robot, q, base)

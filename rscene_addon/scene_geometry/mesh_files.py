@@ -1,7 +1,8 @@
 """Mesh files and ``.rasset`` descriptors, read once for Blender and the simulator alike.
 
 ``read_mesh(path)`` returns ``(vertices (V, 3) float64, triangles (T, 3) int64)`` for OBJ, STL (ASCII
-and binary) and PLY (ASCII and binary) files, vertices in file order (STL corners are welded). Other
+and binary), PLY (ASCII and binary) and COLLADA (``.dae``: its visual scene in metres, Z up) files,
+vertices in file order (STL corners are welded). Other
 formats (glTF, FBX, ...) raise ``MeshFormatError``; the simulator then falls back to a box.
 ``read_rasset(path)`` parses a ``.rasset`` XML descriptor: its visual file and its collision shapes.
 Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; callers warn and go on.
@@ -9,13 +10,16 @@ Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; c
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 
-MESH_EXTENSIONS = (".obj", ".stl", ".ply")
+MESH_EXTENSIONS = (".obj", ".stl", ".ply", ".dae")
+# A robot's largest real mesh is a few MB; a file far above this is not a mesh anyone meant to load.
+MAX_MESH_BYTES = 1 << 30
 
 
 class MeshFormatError(ValueError):
@@ -27,11 +31,29 @@ _MALFORMED = (ValueError, IndexError, KeyError, StopIteration, OverflowError, st
               MemoryError)
 
 
+def check_mesh_file(path: str) -> None:
+    """Refuse what is not a regular file of a sane size before opening it (a FIFO would block forever,
+    /dev/zero would fill the memory)."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise MeshFormatError(f"{path}: cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise MeshFormatError(f"{path}: not a regular file")
+    if st.st_size > MAX_MESH_BYTES:
+        raise MeshFormatError(f"{path}: {st.st_size / 1e9:.1f} GB is over the {MAX_MESH_BYTES >> 30} GiB mesh limit")
+
+
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     ext = os.path.splitext(path)[1].lower()
+    if ext == ".dae":
+        from .collada import read_collada
+        mesh = read_collada(path)
+        return mesh.vertices, mesh.triangles
     readers = {".obj": _read_obj, ".stl": _read_stl, ".ply": _read_ply}
     if ext not in readers:
-        raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL and PLY are read)")
+        raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL, PLY and COLLADA are read)")
+    check_mesh_file(path)
     try:
         verts, tris = readers[ext](path)
     except MeshFormatError:

@@ -179,14 +179,13 @@ class ArticulatedSystem:
     def from_record(cls, scene, record, **kwargs) -> "ArticulatedSystem":
         """A system for an ``articulated`` record: its robot, base pose, generalizedCoordinate/Velocity."""
         from ..formats.robot_files import robot_for_record
-        from ..robots.scene_io import record_base_transform
+        from ..robots.scene_io import record_configuration
         robot = robot_for_record(scene, record)
         kwargs.setdefault("name", str(record.get("path", "") or getattr(record, "path", "") or robot.name))
-        system = cls(robot, base=record_base_transform(record), **kwargs)
-        gc = record.get("generalizedCoordinate", None)
-        gc = np.asarray(() if gc is None else gc, dtype=float).ravel()
-        if gc.size == system.nq:
-            system.set_generalized_coordinate(gc)
+        # a generalizedCoordinate of the wrong length: the default configuration, placed (validate says so)
+        base, q = record_configuration(robot, record, strict=False)
+        system = cls(robot, base=base, **kwargs)
+        system.set_generalized_coordinate(q)
         gv = record.get("generalizedVelocity", None)
         gv = np.asarray(() if gv is None else gv, dtype=float).ravel()
         if gv.size == system.nv and system.nv:
@@ -658,3 +657,4 @@ class ArticulatedSystem:
                         for v, f in zip(self.vel, self.frames)]).reshape(-1, 3)
         ang = np.array([v[:3] for v in self.vel]).reshape(-1, 3)
         return lin, ang
+
