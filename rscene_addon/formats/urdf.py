@@ -277,7 +277,8 @@ def read_robot(path: str, resource_directory: str = "", joint_order=None, parame
 
 
 def scene_for_robot(robot: Robot, path: str) -> Scene:
-    """A Scene with one articulated_resource naming ``path`` and one articulated instance of it at rest."""
+    """A Scene with one articulated_resource naming ``path`` and one articulated instance of it at rest, where
+    the file puts it (a floating base at its model pose: MJCF's body ``pos``, a URDF's origin)."""
     scene = Scene(path=None)
     base = os.path.splitext(os.path.basename(path))[0] or "robot"
     name = robot.name or base
@@ -286,7 +287,7 @@ def scene_for_robot(robot: Robot, path: str) -> Scene:
     scene.add(new_record("articulated", path="/World/" + "".join(c if c.isalnum() or c in "_-" else "_"
                                                                     for c in name),
                          resourceId=ident,
-                         generalizedCoordinate=[float(v) for v in robot.zero_configuration()]))
+                         generalizedCoordinate=[float(v) for v in robot.default_configuration()]))
     scene.warnings.extend(robot.warnings)
     return scene
 
