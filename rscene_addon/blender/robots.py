@@ -34,7 +34,7 @@ from ..base.spatial import homogeneous, matrix_to_quat, quat_to_matrix
 from . import conventions as cv
 from .materials import assign_object_material, new_material
 
-__all__ = ["apply_joint_values", "build_robot", "is_robot_root", "joint_values", "link_objects",
+__all__ = ["apply_joint_values", "build_robot", "configuration", "is_robot_root", "joint_values", "link_objects",
            "robot_of", "robot_root_of", "update_articulated"]
 
 VALUES_KEY = "rscene_joint_values"
@@ -144,6 +144,15 @@ def joint_values(root) -> list[float]:
     if root.get("rscene_floating_base") and len(values) >= 7:
         values[0:7] = _world_pose(root)
     return values
+
+
+def configuration(root) -> tuple[np.ndarray, np.ndarray]:
+    """``(base (4, 4), q)`` of what ``root`` shows, for kinematics: a floating base's pose is in ``q`` (the
+    root's own world pose), a fixed base hangs in the root's world matrix."""
+    q = np.asarray(joint_values(root), dtype=float)
+    if root.get("rscene_floating_base"):
+        return np.eye(4), q
+    return np.array(root.matrix_world), q
 
 
 def _world_pose(ob) -> list[float]:

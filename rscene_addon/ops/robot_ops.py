@@ -95,8 +95,7 @@ class RSCENE_OT_solve_ik(bpy.types.Operator):
         context.view_layer.update()
         target, target_name = _target(context, root, self.target)
         orientation = target[:3, :3] / np.linalg.norm(target[:3, :3], axis=0) if self.use_orientation else None
-        base = np.array(root.matrix_world)
-        q0 = np.asarray(rb.joint_values(root), dtype=float)
+        base, q0 = rb.configuration(root)
         if q0.size != robot.gc_dim:
             q0 = robot.default_configuration()
         result = solve_ik(robot, q0, link, target[:3, 3], orientation, options, base=base)
