@@ -19,7 +19,7 @@ import numpy as np
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..robots.robot import Geometry, Inertial, Joint, Link, Material, Robot, Shape
 from ..base.spatial import homogeneous, rpy_to_matrix
-from . import xmltree
+from . import sensor_sets, xmltree
 from .atomic import read_source
 from .xml_expr import ExprError, expand_braces
 
@@ -29,7 +29,7 @@ _JOINT_ALIASES = {"ball": "spherical", "free": "floating"}
 
 
 def resolve_resource(filename: str, file_dir: str, resource_directory: str = "") -> str:
-    """Absolute path of a mesh reference. ``package://pkg/rest`` tries ``resdir/rest``, ``resdir/pkg/rest``,
+    """Absolute path of a mesh reference. ``package://pkg/rest`` (and Gazebo's ``model://pkg/rest``) tries ``resdir/rest``, ``resdir/pkg/rest``,
     then the file's folder and its parents (``dir/rest``, ``dir/pkg/rest``); ``file://`` and absolute paths
     are kept; relative paths try the resource directory, then the file's folder. Returns the first
     candidate that exists, else the first candidate."""
@@ -44,8 +44,9 @@ def resolve_resource(filename: str, file_dir: str, resource_directory: str = "")
         bases.append(resource_directory if os.path.isabs(resource_directory)
                      else os.path.join(file_dir, resource_directory))
     candidates: list[str] = []
-    if filename.startswith("package://"):
-        rest = filename[len("package://"):]
+    scheme = next((p for p in ("package://", "model://") if filename.startswith(p)), None)
+    if scheme is not None:   # Gazebo's model://name/rest resolves as ROS's package://name/rest
+        rest = filename[len(scheme):]
         package, _, inner = rest.partition("/")
         here = os.path.abspath(file_dir)
         parents = [here]
@@ -181,6 +182,8 @@ class _Reader:
             link.collisions = [self.shape(c, robot.materials) for c in node.findall("collision")]
             inertial = node.find("inertial")
             link.inertial = self.inertial(inertial) if inertial is not None else None
+            if node.get("sensor"):
+                sensor_sets.attach(self, robot, link, node)
             robot.links[name] = link
         if not robot.links:
             self.fail(root, "no <link> in the robot")

@@ -125,6 +125,7 @@ class Robot:
         self.floating_base = False
         self.warnings: list[Diagnostic] = []
         self.world_shapes: list[Shape] = []  # geometry fixed in the world (MJCF worldbody geoms), world frame
+        self.sensor_sets: list = []  # formats.sensor_sets.SensorSet of links with sensor="..." (URDF)
         self.initial_base_pose = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # floating base: x y z w x y z
         self._joint_order: list[str] | None = None
         self._cache: dict | None = None
