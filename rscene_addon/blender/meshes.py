@@ -14,8 +14,10 @@ SEGMENTS = 32
 RINGS = 16
 
 
-def mesh_from_arrays(name: str, vertices: np.ndarray, faces: np.ndarray | list, smooth: bool = False):
-    """A mesh from (V,3) vertices and faces: an (F,k) array or a list of index sequences."""
+def mesh_from_arrays(name: str, vertices: np.ndarray, faces: np.ndarray | list, smooth: bool = False,
+                     validate: bool = True):
+    """A mesh from (V,3) vertices and faces: an (F,k) array or a list of index sequences. ``validate=False``
+    keeps every face as given (the caller has checked the indices)."""
     mesh = bpy.data.meshes.new(name)
     vertices = np.asarray(vertices, dtype=np.float32).reshape(-1, 3)
     if isinstance(faces, np.ndarray):
@@ -34,7 +36,8 @@ def mesh_from_arrays(name: str, vertices: np.ndarray, faces: np.ndarray | list, 
     mesh.polygons.add(len(sizes))
     mesh.polygons.foreach_set("loop_start", starts)
     mesh.update(calc_edges=True)
-    mesh.validate(clean_customdata=False)
+    if validate:
+        mesh.validate(clean_customdata=False)
     if len(sizes):  # set both ways: new polygons are smooth by default since Blender 4.1
         mesh.polygons.foreach_set("use_smooth", np.full(len(sizes), smooth, dtype=bool))
     return mesh
@@ -44,8 +47,10 @@ def mesh_from_triangles(name: str, vertices: np.ndarray, triangles: np.ndarray, 
                         material_index=None):
     """A triangle mesh with optional per-corner ``normals (T, 3, 3)`` (custom split normals, so the file's
     shading survives), per-corner ``uvs (T, 3, 2)`` (layer "UVMap") and per-triangle ``material_index``."""
+    # not validated: the reader checked the indices, and validate() would drop a file's duplicate faces
+    # (ANYmal's face.dae has one), breaking the one-to-one match of triangles, UVs and normals
     mesh = mesh_from_arrays(name, vertices, np.asarray(triangles, dtype=np.int64).reshape(-1, 3),
-                            smooth=normals is not None)
+                            smooth=normals is not None, validate=False)
     if uvs is not None and len(mesh.loops) == 3 * len(triangles):
         layer = mesh.uv_layers.new(name="UVMap")
         layer.data.foreach_set("uv", np.asarray(uvs, dtype=np.float32).ravel())

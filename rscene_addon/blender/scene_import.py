@@ -41,6 +41,7 @@ class ImportOptions:
     placeholders: bool = True  # a named placeholder for a missing mesh file
     set_active_camera: bool = True
     import_world: bool = True
+    ground: bool = False  # a robot file read alone (URDF, MJCF) gets a static ground plane at z = 0
 
 
 _ALL_GROUPS = 2**64 - 1
@@ -449,6 +450,9 @@ def import_scene_file(path: str, bl_scene=None, options: ImportOptions | None = 
     else:
         from ..formats import registry
         scene = registry.read_scene(path)
+        if options is not None and options.ground and scene.source_format in ("urdf", "mjcf"):
+            from ..formats.urdf import add_ground
+            add_ground(scene)
     if report:
         for warning in scene.warnings:
             report("WARNING", str(warning))

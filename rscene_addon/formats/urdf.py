@@ -295,6 +295,12 @@ def scene_for_robot(robot: Robot, path: str) -> Scene:
     return scene
 
 
+def add_ground(scene: Scene, size: float = 20.0) -> None:
+    """A static ground plane at z = 0 under a robot read alone (File > Import > Robot, "Ground")."""
+    scene.add(new_record("object", path="/World/Ground", primitive="ground", scale=(size, size, 1.0),
+                         bodyMode="static"))
+
+
 def read(path: str) -> Scene:
     """Registry entry point: the URDF as a scene holding one robot instance."""
     return scene_for_robot(read_robot(path), path)

@@ -44,7 +44,8 @@ class ImportSceneBase(ImportHelper):
     def execute(self, context):
         from ..blender.scene_import import ImportOptions, import_scene_file
         options = ImportOptions(self.import_cameras, self.import_lights, self.physics_helpers,
-                                self.placeholders, self.set_active_camera, self.import_world)
+                                self.placeholders, self.set_active_camera, self.import_world,
+                                ground=getattr(self, "add_ground", False))
         wm = context.window_manager
         paths = self._paths()
         wm.progress_begin(0, 100 * len(paths))
@@ -76,6 +77,17 @@ class RSCENE_OT_import(ImportSceneBase, bpy.types.Operator):
     bl_label = "Import RaiSim Scene"
     filename_ext = ".rscene"
     filter_glob: StringProperty(default="*.rscene", options={"HIDDEN"})
+
+
+class RSCENE_OT_import_robot(ImportSceneBase, bpy.types.Operator):
+    """Import a robot (URDF or MJCF) alone, standing where its file puts it, on a ground if asked"""
+
+    bl_idname = "import_scene.rscene_robot"
+    bl_label = "Import Robot"
+    filename_ext = ".urdf"
+    filter_glob: StringProperty(default="*.urdf;*.xml;*.mjcf", options={"HIDDEN"})
+    add_ground: BoolProperty(name="Ground", default=False,
+                             description="Add a static ground plane at z = 0 under the robot")
 
 
 class RSCENE_OT_export(bpy.types.Operator, ExportHelper):
@@ -116,8 +128,9 @@ class RSCENE_PT_import_include(bpy.types.Panel):
         layout = self.layout
         layout.use_property_split = True
         for name in ("import_cameras", "import_lights", "import_world", "physics_helpers", "placeholders",
-                     "set_active_camera"):
-            layout.prop(operator, name)
+                     "set_active_camera", "add_ground"):
+            if hasattr(operator, name):
+                layout.prop(operator, name)
 
 
 class RSCENE_FH_rscene(bpy.types.FileHandler):
@@ -186,7 +199,18 @@ def _runtime_idname(idname: str) -> str:
 
 
 _OUR_IMPORTERS = frozenset(_runtime_idname(op.bl_idname)
-                           for op in [RSCENE_OT_import] + [imp for imp, _ in FORMAT_OPERATORS])
+                           for op in [RSCENE_OT_import, RSCENE_OT_import_robot] + [imp for imp, _ in FORMAT_OPERATORS])
+
+
+class RSCENE_FH_robot(bpy.types.FileHandler):
+    bl_idname = "RSCENE_FH_robot"
+    bl_label = "Robot (URDF, MJCF)"
+    bl_import_operator = "import_scene.rscene_robot"
+    bl_file_extensions = ".urdf;.mjcf"
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
 
 
 class RSCENE_FH_other_formats(bpy.types.FileHandler):
@@ -204,6 +228,7 @@ def menu_import(self, context):
     self.layout.operator(RSCENE_OT_import.bl_idname, text="RaiSim Scene (.rscene)")
     for (_, _, label, extensions), (imp, _) in zip(OTHER_FORMATS, FORMAT_OPERATORS):
         self.layout.operator(imp.bl_idname, text=f"{label} ({extensions.split(';')[0]})")
+    self.layout.operator(RSCENE_OT_import_robot.bl_idname, text="Robot (.urdf, MJCF .xml)")
 
 
 def menu_export(self, context):
@@ -212,8 +237,8 @@ def menu_export(self, context):
         self.layout.operator(exp.bl_idname, text=f"{label} ({extensions.split(';')[0]})")
 
 
-CLASSES = (RSCENE_OT_import, RSCENE_OT_export, RSCENE_PT_import_include, RSCENE_FH_rscene,
-           RSCENE_FH_other_formats) + tuple(cls for pair in FORMAT_OPERATORS for cls in pair)
+CLASSES = (RSCENE_OT_import, RSCENE_OT_import_robot, RSCENE_OT_export, RSCENE_PT_import_include, RSCENE_FH_rscene,
+           RSCENE_FH_robot, RSCENE_FH_other_formats) + tuple(cls for pair in FORMAT_OPERATORS for cls in pair)
 
 
 def register_extra():

@@ -70,6 +70,7 @@ def read_collada(path: str) -> ColladaMesh:
     try:
         with warnings.catch_warnings():   # pycollada builds numpy.matrix objects: not ours to fix
             warnings.simplefilter("ignore", PendingDeprecationWarning)
+            warnings.filterwarnings("ignore", category=DeprecationWarning, module="collada")
             doc = collada.Collada(path, ignore=ignore)
             return _mesh(path, doc, collada)
     except MeshFormatError:

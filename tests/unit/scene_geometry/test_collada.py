@@ -15,30 +15,13 @@ import pytest
 
 from rscene_addon.scene_geometry import collada
 from rscene_addon.scene_geometry.mesh_files import MeshFormatError, read_mesh
+from tests.collada_truth import NS, count_triangles
 from tests.corpus import CORPUS, require_corpus
 
 pytest.importorskip("collada", reason="pycollada is installed by scripts/setup.sh from the shipped wheels")
 
 RSC = CORPUS / "robots" / "raisimTech-raisim2Lib" / "rsc"
 DAE_FILES = sorted(RSC.rglob("*.dae"))
-NS = "{http://www.collada.org/2005/11/COLLADASchema}"
-
-
-def _count_triangles(path: Path) -> int:
-    root = ET.parse(path).getroot()
-    per_geometry = {}
-    for geom in root.iter(f"{NS}geometry"):
-        total = 0
-        for tri in geom.iter(f"{NS}triangles"):
-            total += int(tri.get("count"))
-        for poly in geom.iter(f"{NS}polylist"):
-            total += sum(int(v) - 2 for v in poly.find(f"{NS}vcount").text.split())
-        for poly in geom.iter(f"{NS}polygons"):
-            stride = 1 + max(int(i.get("offset", 0)) for i in poly.findall(f"{NS}input"))
-            total += sum(len(p.text.split()) // stride - 2 for p in poly.findall(f"{NS}p"))
-        per_geometry[geom.get("id")] = total
-    instances = [i.get("url").lstrip("#") for i in root.iter(f"{NS}instance_geometry")]
-    return sum(per_geometry[g] for g in instances)
 
 
 def _unit(path: Path) -> float:
@@ -54,7 +37,7 @@ def test_corpus_has_the_robot_meshes():
 @pytest.mark.parametrize("path", DAE_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_triangle_count_equals_the_files_own(path):
     mesh = collada.read_collada(str(path))
-    assert len(mesh.triangles) == _count_triangles(path)
+    assert len(mesh.triangles) == count_triangles(path)
     assert mesh.triangles.min() >= 0 and mesh.triangles.max() < len(mesh.vertices)
     assert len(mesh.material_index) == len(mesh.triangles)
     assert mesh.material_index.max() < len(mesh.materials)
@@ -98,7 +81,7 @@ def test_laikago_colours_from_the_effects():
 
 def test_read_mesh_reads_dae_for_the_simulator():
     verts, tris = read_mesh(str(RSC / "anymal_c" / "meshes" / "3_0_collision.dae"))
-    assert tris.shape == (_count_triangles(RSC / "anymal_c" / "meshes" / "3_0_collision.dae"), 3)
+    assert tris.shape == (count_triangles(RSC / "anymal_c" / "meshes" / "3_0_collision.dae"), 3)
     assert verts.shape[1] == 3
 
 
