@@ -442,6 +442,23 @@ class SceneBuilder:
             bl.render.resolution_percentage = 100
 
 
+def _stand_on_ground(scene) -> None:
+    """A robot read alone, on a ground: a static plane at z = 0 and a floating base lifted so that its lowest
+    collision shape rests on it (a fixed base stays where its file fixes it)."""
+    from ..formats.robot_files import posed_links_for_record, robot_for_record
+    from ..formats.urdf import add_ground
+    from ..sim.link_points import lowest_point
+    for record in scene.of("articulated"):
+        robot = robot_for_record(scene, record)
+        lowest = lowest_point(robot, posed_links_for_record(scene, record, robot)) if robot.floating_base else None
+        if lowest is not None:
+            gc = [float(v) for v in record.get("generalizedCoordinate")]
+            gc[2] -= lowest
+            record.set("generalizedCoordinate", gc)
+            record.set("position", tuple(gc[0:3]))
+    add_ground(scene)
+
+
 def import_scene_file(path: str, bl_scene=None, options: ImportOptions | None = None, report=None,
                       progress=None) -> bpy.types.Collection:
     """Read a scene file (any supported format) and build it into ``bl_scene``."""
@@ -451,8 +468,7 @@ def import_scene_file(path: str, bl_scene=None, options: ImportOptions | None = 
         from ..formats import registry
         scene = registry.read_scene(path)
         if options is not None and options.ground and scene.source_format in ("urdf", "mjcf"):
-            from ..formats.urdf import add_ground
-            add_ground(scene)
+            _stand_on_ground(scene)
     if report:
         for warning in scene.warnings:
             report("WARNING", str(warning))

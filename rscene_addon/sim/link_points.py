@@ -10,7 +10,7 @@ import numpy as np
 from ..scene_geometry.mesh_files import MeshFormatError, read_mesh
 from .geometry import reduce_points
 
-__all__ = ["MESH_CONTACT_DIRECTIONS", "contact_points"]
+__all__ = ["MESH_CONTACT_DIRECTIONS", "contact_points", "lowest_point"]
 
 MESH_CONTACT_DIRECTIONS = 34  # sample directions whose extreme mesh vertices become contact points
 
@@ -65,3 +65,16 @@ def contact_points(link) -> np.ndarray:
                     p = t @ np.append(v, 1.0)
                     pts.append([*p[:3], 0.0])
     return np.array(pts, dtype=float).reshape(-1, 4)
+
+
+def lowest_point(robot, poses: dict) -> float | None:
+    """The lowest z any collision shape of ``robot`` reaches with its links at ``poses`` (world 4x4 by link
+    name), None when it has no collision shapes: how far to lift it to stand on z = 0."""
+    lowest = None
+    for name, link in robot.links.items():
+        pts = contact_points(link)
+        if not len(pts) or name not in poses:
+            continue
+        z = (pts[:, :3] @ poses[name][2, :3] + poses[name][2, 3]) - pts[:, 3]
+        lowest = float(z.min()) if lowest is None else min(lowest, float(z.min()))
+    return lowest

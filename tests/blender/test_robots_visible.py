@@ -112,6 +112,12 @@ def test_laikago_in_its_own_colours(blank):
     assert (0.933, 0.392, 0.212) in colours       # trunk.dae's orange <diffuse>
     ground = [ob for ob in bpy.data.objects if ob.rscene.path == "/World/Ground"]
     assert len(ground) == 1 and ground[0].rscene.body_mode == "static"
+    # standing on it: lifted by its legs' length (the calf's foot sphere touches z = 0)
+    links = _link_world_positions(root)
+    assert 0.35 < links["trunk"][2] < 0.6
+    feet = [links[f"{leg}_foot"][2] for leg in ("FR", "FL", "RR", "RL")]
+    np.testing.assert_allclose(feet, min(feet), atol=1e-9)
+    assert 0.0 < min(feet) < 0.05      # the foot link at the sphere's centre, one radius up
 
 
 def test_missing_sensor_mesh_is_one_warning(blank, capsys):
