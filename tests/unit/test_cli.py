@@ -56,6 +56,21 @@ def test_simulate_writes_the_documented_arrays(tmp_path):
     assert data["time"][-1] == pytest.approx(0.5)
 
 
+def test_simulate_takes_every_format_import_takes(tmp_path):
+    """RaiSim's laikago.xml (a World XML, not .rscene): simulated from where its qpos stands the trunk."""
+    from tests.corpus import CORPUS, require_corpus
+    require_corpus()
+    scene = CORPUS / "raisim_xml" / "raisimTech-raisim2Lib" / "rsc" / "laikago.xml"
+    out = tmp_path / "traj.npz"
+    result = run("simulate", scene, "--duration", "0.02", "--fps", "100", "--out", out, "--backend", "numpy")
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = np.load(out)
+    names = [str(n) for n in data["names"]]
+    trunk = [i for i, n in enumerate(names) if n.endswith("laikago0/trunk")]
+    assert len(trunk) == 1, names
+    np.testing.assert_allclose(data["position"][0, trunk[0]], (0.0, 0.0, 0.48), atol=1e-6)
+
+
 def test_missing_file_is_a_clean_error(tmp_path):
     result = run("validate", tmp_path / "nope.rscene")
     assert result.returncode == 1
