@@ -37,6 +37,11 @@ def test_menus_list_every_format(blank):
     """File > Import and File > Export draw one entry per writable format of the registry, each an operator
     that exists, labelled with the format's extension."""
     imports, exports = _drawn(io_ops.menu_import), _drawn(io_ops.menu_export)
+    # robots (URDF, MJCF) are read, not written: File > Import > Robot, and no export entry
+    robot = [(idname, text) for idname, text in imports if idname == "import_scene.rscene_robot"]
+    assert len(robot) == 1 and ".urdf" in robot[0][1] and "MJCF" in robot[0][1]
+    assert hasattr(bpy.ops.import_scene, "rscene_robot")
+    imports = [entry for entry in imports if entry not in robot]
     fmt_of = {"rscene": "rscene", **{suffix: fmt for fmt, suffix, _, _ in io_ops.OTHER_FORMATS}}
     for drawn, category in ((imports, "import_scene"), (exports, "export_scene")):
         suffixes = [idname.split(".")[1] for idname, _ in drawn]
