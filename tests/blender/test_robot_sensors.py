@@ -1,0 +1,204 @@
+"""Robots that sense (#22): a URDF's RaiSim sensor sets render from the robot's own baked motion, and a
+sensor's rays pass through the body it is mounted on (RaiSim's objectId/localId; AirSim does the same).
+
+Truths: the floor's distance below a falling robot's downward depth camera (its link's baked pose and the
+mount), a wall's distance from a lidar on a robot coasting at a known velocity (x0 + v t at each ray's
+firing time), an empty sky around an AirSim drone (no ground: no point), and ANYmal C's own files.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import bpy
+import numpy as np
+import pytest
+
+from rscene_addon.blender import robots as rb
+from rscene_addon.blender import scene_import
+from rscene_addon.blender.robot_sensors import SENSOR_KEY
+from rscene_addon.render.pipeline import render_scene
+from rscene_addon.render.robot_sensors import SCALE_KEY
+from tests.corpus import CORPUS, require_corpus
+
+ANYMAL_C_SENSORED = CORPUS / "robots" / "raisimTech-raisim2Lib" / "rsc" / "anymal_c" / "urdf" / "anymal_sensored.urdf"
+DRONE_SCENE = (CORPUS / "airsim" / "iamaisim-ProjectAirSim" / "client" / "python" / "example_user_scripts"
+               / "sim_config" / "scene_lidar_drone.jsonc")
+GROUND = ("object /World/Ground ground 0 0 0 1 0 0 0 20 20 1 0.5 1 1 default - false true false - static true 1 "
+          "18446744073709551615\n")
+
+# a floating box robot; its body link names a sensor set (the box is drawn around the sensors, and a small
+# probe link hangs 0.3 m below the body's centre: the robot's other links stay visible)
+BOX_URDF = """<?xml version="1.0"?>
+<robot name="boxbot">
+  <link name="body" sensor="{sensor_file}">
+    <inertial><mass value="2"/><inertia ixx="0.03" iyy="0.03" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><box size="0.4 0.4 0.2"/></geometry></visual>
+  </link>
+  <link name="probe">
+    <inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><box size="0.05 0.05 0.05"/></geometry></visual>
+  </link>
+  <joint name="probe_mount" type="fixed"><parent link="body"/><child link="probe"/>
+    <origin xyz="0 0 -0.3"/></joint>
+</robot>
+"""
+
+DOWN_DEPTH = """<?xml version="1.0"?>
+<sensor_set name="downcam">
+  <origin xyz="0 0 0.02"/>
+  <link>
+    <sensor name="depth" type="depth" update_rate="24">
+      <origin xyz="0 0 0" rpy="0 1.5707963267948966 0"/>
+      <camera horizontal_fov="1.0">
+        <image width="9" height="9"/>
+        <clip near="0.05" far="20"/>
+      </camera>
+    </sensor>
+  </link>
+</sensor_set>
+"""
+
+RING_LIDAR = """<?xml version="1.0"?>
+<sensor_set name="ring">
+  <origin xyz="0 0 0"/>
+  <link>
+    <sensor name="lidar" type="spinning_lidar" update_rate="100">
+      <origin xyz="0.05 0 0" rpy="0 0 0"/>
+      <yaw samples="360"/>
+      <pitch samples="1" min_angle="0" max_angle="0"/>
+      <spin direction="clockwise" rate="10"/>
+      <range min="0.05" max="40"/>
+    </sensor>
+  </link>
+</sensor_set>
+"""
+
+
+def _box_robot(tmp_path, sensor_xml: str, extra: str = "", gravity: str = "0 0 -9.81", state: str = "") -> None:
+    (tmp_path / "sensors").mkdir()
+    (tmp_path / "sensors" / "set.xml").write_text(sensor_xml)   # found in [urdf_dir]/sensors, as RaiSim looks
+    (tmp_path / "boxbot.urdf").write_text(BOX_URDF.format(sensor_file="set.xml"))
+    (tmp_path / "scene.rscene").write_text(
+        "raisim_engine_scene 2\n"
+        f"gravity {gravity}\n"
+        "articulated_resource boxbot_res boxbot boxbot.urdf\n"
+        f"articulated /World/Boxbot boxbot_res 0 0 1 1 0 0 0 true true {state}\n" + extra)
+    scene_import.import_scene_file(str(tmp_path / "scene.rscene"), bpy.context.scene)
+    bpy.context.scene.render.fps = 24
+
+
+def _link(name: str):
+    return next(ob for ob in bpy.data.objects if ob.get(rb.LINK_KEY) == name)
+
+
+def test_a_robot_depth_camera_sees_the_floor_at_its_height_as_the_robot_falls(blank, tmp_path):
+    _box_robot(tmp_path, DOWN_DEPTH, GROUND)
+    sensor = next(ob for ob in bpy.data.objects if SENSOR_KEY in ob.keys())
+    assert sensor.parent is _link("body") and sensor.type == "CAMERA"
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=7) == {"FINISHED"}
+    result = render_scene(bpy.context.scene, tmp_path / "out", frames=[1, 7], samples=1)
+    name = "Boxbot/body/depth"
+    assert set(result["sensors"]) == {name}
+    heights = []
+    for frame in (1, 7):
+        bpy.context.scene.frame_set(frame)
+        body = np.array(_link("body").matrix_world)
+        # the camera sits 0.02 above the body's centre and looks straight down: planar depth is its height
+        height = float((body @ np.array([0.0, 0.0, 0.02, 1.0]))[2])
+        depth = np.load(result["sensors"][name][frame]["depth.npy"])
+        assert depth.shape == (9, 9)
+        probe = 0.3 + 0.02 - 0.025   # the probe link's top face, 0.3 below the centre: the robot's own link
+        assert depth[4, 4] == pytest.approx(probe, abs=1e-4)
+        floor = np.ones_like(depth, dtype=bool)
+        floor[4, 4] = False
+        assert depth[floor] == pytest.approx(np.full(floor.sum(), height), abs=1e-4)  # not the box around it
+        heights.append(height)
+    t = 6 / 24
+    assert heights[0] - heights[1] == pytest.approx(0.5 * 9.81 * t * t, abs=0.02)  # it fell, as bodies do
+
+
+def test_a_lidar_on_a_coasting_robot_measures_the_wall_at_each_rays_firing_time(blank, tmp_path):
+    wall = ("object /World/Wall box 5.1 0 1 1 0 0 0 0.2 30 4 0 1 1 default - false true false - static true 1 "
+            "18446744073709551615\n")
+    _box_robot(tmp_path, RING_LIDAR, wall, gravity="0 0 0",
+               state="generalizedVelocity=1,0,0,0,0,0")  # 1 m/s along +x, nothing acting on it
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=4) == {"FINISHED"}
+    result = render_scene(bpy.context.scene, tmp_path / "out", frames=[1, 2, 3], samples=1)
+    name = "Boxbot/body/lidar"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    entry = manifest["sensors"][name]
+    assert entry["properties"]["robot"] == "Boxbot" and entry["properties"]["link"] == "body"
+    assert entry["properties"]["sensor_set"] == "ring"
+    total = 0
+    for frame in (1, 2, 3):
+        points = np.load(result["sensors"][name][frame]["points.npy"])
+        assert len(points)
+        azimuth = np.arctan2(points["y"], points["x"])
+        assert np.all(np.cos(azimuth) > 0)  # the wall only: not the box around the lidar, nothing behind
+        sensor_x = 0.05 + 1.0 * points["t"]  # x0 + v t at each ray's firing time (scene time 0 = frame 1)
+        expected = (5.0 - sensor_x) / np.cos(azimuth)
+        assert points["range"] == pytest.approx(expected, abs=2e-4)
+        assert np.all(np.diff(azimuth[np.argsort(points["t"], kind="stable")]) < 0)  # clockwise: az decreases
+        total += len(points)
+    # 10 rev/s for 3/24 s: 45 of the 360 columns per frame, those facing the wall (|az| < 80 deg) return
+    assert total > 0 and entry["properties"]["lidar"]["samples_per_revolution"] == 360
+
+
+def test_anymal_c_renders_its_ouster_and_both_realsenses_from_its_baked_motion(blank, tmp_path):
+    require_corpus("robots")
+    pytest.importorskip("collada", reason="pycollada is installed by scripts/setup.sh from the shipped wheels")
+    (tmp_path / "anymal.rscene").write_text(
+        "raisim_engine_scene 2\n"
+        f"articulated_resource anymal_res anymal {ANYMAL_C_SENSORED}\n"
+        "articulated /World/Anymal anymal_res 0 0 0.7 1 0 0 0 true true\n" + GROUND)
+    scene_import.import_scene_file(str(tmp_path / "anymal.rscene"), bpy.context.scene)
+    sc = bpy.context.scene
+    sc.render.fps = 24
+    sc[SCALE_KEY] = 0.05   # 640x480 -> 32x24: a quick look keeps each camera's field of view
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=3) == {"FINISHED"}
+    result = render_scene(sc, tmp_path / "out", frames=[3], samples=1)
+    assert not result["cancelled"]
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    cams = [f"Anymal/depth_camera_{side}_camera_parent/{kind}" for side in ("front", "rear")
+            for kind in ("color", "depth")]
+    for name in cams + ["Anymal/lidar_link/lidar"]:
+        assert name in result["sensors"], name
+        props = manifest["sensors"][name]["properties"]
+        assert props["robot"] == "Anymal" and props["link"] in name
+        assert props["sensor_set_file"].endswith(("realsense435.xml", "ouster1-64.xml"))
+    for side in ("front", "rear"):
+        rgb = bpy.data.images.load(result["sensors"][f"Anymal/depth_camera_{side}_camera_parent/color"][3]["rgb.png"])
+        assert tuple(rgb.size) == (32, 24)
+        name = f"Anymal/depth_camera_{side}_camera_parent/depth"
+        depth = np.load(result["sensors"][name][3]["depth.npy"])
+        entry = manifest["sensors"][name]
+        assert depth.shape == (24, 32) and entry["properties"]["raisim"]["horizontal_fov"] == pytest.approx(1.047)
+        # where the ground is in view, the depth is the ground's (noise: RaiSim's gaussian, 0.007 m)
+        ground = _ground_depth(entry["intrinsics"]["K"], entry["frames"][0]["camera_to_world_opencv"], depth.shape)
+        seen = np.isfinite(ground) & (ground < 20)
+        assert seen.sum() > 100
+        close = np.abs(depth[seen] - ground[seen]) < 0.035
+        assert close.mean() > 0.8   # the rest: the robot's own legs in front of the ground
+        assert np.all(depth[seen][~close] < ground[seen][~close])
+    lidar = manifest["sensors"]["Anymal/lidar_link/lidar"]
+    points = np.load(result["sensors"]["Anymal/lidar_link/lidar"][3]["points.npy"])
+    pose = np.array(lidar["frames"][0]["sensor_to_world"])
+    world = np.stack([points["x"], points["y"], points["z"], np.ones(len(points))], 1) @ pose.T
+    assert len(points) > 1000 and points["range"].min() >= 0.8
+    assert np.mean(np.abs(world[:, 2]) < 0.03) > 0.9   # the Ouster sees the ground around the robot
+    # the sensors ride on their links: the manifest's pose is the link's baked pose times the mount
+    sc.frame_set(3)
+    link = np.array(_link("lidar_link").matrix_world)
+    assert pose[:3, 3] == pytest.approx((link @ np.array([0.006253, -0.011775, 0.008 + 0.049645, 1.0]))[:3], abs=1e-5)
+
+
+def _ground_depth(k, camera_to_world, shape) -> np.ndarray:
+    """Planar depth of the plane z = 0 through every pixel centre (inf where the ray does not reach it)."""
+    k, t = np.array(k), np.array(camera_to_world)
+    v, u = np.mgrid[0:shape[0], 0:shape[1]] + 0.5
+    rays = np.stack([(u - k[0, 2]) / k[0, 0], (v - k[1, 2]) / k[1, 1], np.ones(shape)], -1)
+    down = rays @ t[:3, :3].T
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = -t[2, 3] / down[..., 2]
+    return np.where(s > 0, s, np.inf)
