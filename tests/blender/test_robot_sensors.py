@@ -206,3 +206,24 @@ def _ground_depth(k, camera_to_world, shape) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         s = -t[2, 3] / down[..., 2]
     return np.where(s > 0, s, np.inf)
+
+
+def test_a_drone_lidar_ignores_its_own_hull_and_sees_nothing_in_an_empty_sky(blank, tmp_path):
+    """Project AirSim's lidar drone (corpus): the lidar sits inside the drone's hull, as AirSim's own
+    objectId rule has it the hull is not seen: no ground, no point (318 on the hull before). A plane added
+    under the drone is seen, at its height."""
+    require_corpus("airsim")
+    scene_import.import_scene_file(str(DRONE_SCENE), bpy.context.scene)
+    sc = bpy.context.scene
+    hull = [ob for ob in sc.objects if ob.parent is not None and ob.parent.name == "Drone1" and ob.type == "MESH"]
+    assert len(hull) == 5   # a box and four rotor cylinders around the lidar
+    name = "/World/Drone1/lidar1"
+    result = render_scene(sc, tmp_path / "sky", frames=[1], sensors=[name], samples=1)
+    assert len(np.load(result["sensors"][name][1]["points.npy"])) == 0
+    bpy.ops.mesh.primitive_plane_add(size=200.0, location=(0.0, 0.0, 0.0))
+    result = render_scene(sc, tmp_path / "ground", frames=[1], sensors=[name], samples=1)
+    points = np.load(result["sensors"][name][1]["points.npy"])
+    manifest = json.loads((tmp_path / "ground" / "manifest.json").read_text())
+    pose = np.array(manifest["sensors"][name]["frames"][0]["sensor_to_world"])
+    world = np.stack([points["x"], points["y"], points["z"], np.ones(len(points))], 1) @ pose.T
+    assert len(points) > 10 and world[:, 2] == pytest.approx(np.zeros(len(points)), abs=1e-3)
