@@ -8,7 +8,6 @@ firing time), an empty sky around an AirSim drone (no ground: no point), and ANY
 from __future__ import annotations
 
 import json
-import math
 
 import bpy
 import numpy as np
