@@ -8,6 +8,7 @@ firing time), an empty sky around an AirSim drone (no ground: no point), and ANY
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -19,6 +20,8 @@ from rscene_addon.blender.robot_sensors import SENSOR_KEY
 from rscene_addon.render.pipeline import render_scene
 from rscene_addon.render.robot_sensors import SCALE_KEY
 from tests.corpus import CORPUS, require_corpus
+
+ANYMAL_B = Path(__file__).resolve().parents[1] / "data" / "raisim2Lib" / "rsc" / "anymal" / "urdf" / "anymal.urdf"
 
 ANYMAL_C_SENSORED = CORPUS / "robots" / "raisimTech-raisim2Lib" / "rsc" / "anymal_c" / "urdf" / "anymal_sensored.urdf"
 DRONE_SCENE = (CORPUS / "airsim" / "iamaisim-ProjectAirSim" / "client" / "python" / "example_user_scripts"
@@ -226,3 +229,32 @@ def test_a_drone_lidar_ignores_its_own_hull_and_sees_nothing_in_an_empty_sky(bla
     pose = np.array(manifest["sensors"][name]["frames"][0]["sensor_to_world"])
     world = np.stack([points["x"], points["y"], points["z"], np.ones(len(points))], 1) @ pose.T
     assert len(points) > 10 and world[:, 2] == pytest.approx(np.zeros(len(points)), abs=1e-3)
+
+
+def test_anymal_with_raisim2libs_d455_module_renders_that_camera(blank, tmp_path):
+    """A module names a sensor link (rsc/anymal/modules/d455, tests/data/raisim2Lib): its RealSense renders
+    from where the module mounts it, 0.27 m ahead of the base and 0.17 m up, looking ahead."""
+    (tmp_path / "anymal.rscene").write_text(
+        "raisim_engine_scene 2\n"
+        f"articulated_resource anymal_res anymal {ANYMAL_B}\n"
+        "articulated /World/Anymal anymal_res 0 0 0.6 1 0 0 0 true true modules=d455\n" + GROUND)
+    scene_import.import_scene_file(str(tmp_path / "anymal.rscene"), bpy.context.scene)
+    sc = bpy.context.scene
+    sc[SCALE_KEY] = 0.05   # 640x360 -> 32x18
+    result = render_scene(sc, tmp_path / "out", frames=[1], samples=1)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    names = {"Anymal/d455_front/color", "Anymal/d455_front/depth_aligned", "Anymal/d455_front/depth"}
+    assert names <= set(result["sensors"])
+    rgb = bpy.data.images.load(result["sensors"]["Anymal/d455_front/color"][1]["rgb.png"])
+    assert tuple(rgb.size) == (32, 18)
+    entry = manifest["sensors"]["Anymal/d455_front/depth"]
+    pose = np.array(entry["frames"][0]["camera_to_world_opencv"])
+    sc.frame_set(1)
+    base = np.array(_link("base").matrix_world)
+    # the module's joint (0.270 0 0.16957 on base) and the sensor's origin (-0.0043 0 0) in realsense455.xml
+    assert pose[:3, 3] == pytest.approx((base @ np.array([0.270 - 0.0043, 0.0, 0.16957, 1.0]))[:3], abs=1e-5)
+    depth = np.load(result["sensors"]["Anymal/d455_front/depth"][1]["depth.npy"])
+    ground = _ground_depth(entry["intrinsics"]["K"], entry["frames"][0]["camera_to_world_opencv"], depth.shape)
+    seen = np.isfinite(ground) & (ground < 10)   # clip far="10"
+    assert seen.sum() > 50
+    assert np.abs(depth[seen] - ground[seen]) == pytest.approx(np.zeros(seen.sum()), abs=0.035)  # noise 0.007
