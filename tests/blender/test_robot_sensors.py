@@ -258,3 +258,23 @@ def test_anymal_with_raisim2libs_d455_module_renders_that_camera(blank, tmp_path
     seen = np.isfinite(ground) & (ground < 10)   # clip far="10"
     assert seen.sum() > 50
     assert np.abs(depth[seen] - ground[seen]) == pytest.approx(np.zeros(seen.sum()), abs=0.035)  # noise 0.007
+
+
+def test_export_leaves_the_robots_sensors_in_its_urdf_and_sensor_files(blank, tmp_path):
+    require_corpus("robots")
+    pytest.importorskip("collada", reason="pycollada is installed by scripts/setup.sh from the shipped wheels")
+    from rscene_addon.blender.extract import export_scene
+
+    files = [ANYMAL_C_SENSORED, ANYMAL_C_SENSORED.parents[1] / "sensors" / "ouster1-64.xml",
+             ANYMAL_C_SENSORED.parents[1] / "sensors" / "realsense435.xml"]
+    before = [f.read_bytes() for f in files]
+    text = ("raisim_engine_scene 2\n"
+            f"articulated_resource anymal_res anymal {ANYMAL_C_SENSORED}\n"
+            "articulated /World/Anymal anymal_res 0 0 0.7 1 0 0 0 true true\n")
+    (tmp_path / "in.rscene").write_text(text)
+    scene_import.import_scene_file(str(tmp_path / "in.rscene"), bpy.context.scene)
+    assert len([ob for ob in bpy.data.objects if SENSOR_KEY in ob.keys()]) == 8
+    export_scene(bpy.context.scene, str(tmp_path / "out.rscene"))
+    out = (tmp_path / "out.rscene").read_text()
+    assert not [line for line in out.splitlines() if line.startswith("sensor")]
+    assert [f.read_bytes() for f in files] == before
