@@ -46,8 +46,8 @@ _ROBOTS: dict[tuple, tuple[float, Robot]] = {}
 # -- the robot behind a root --------------------------------------------------------------------------
 
 
-def _load(path: str, res_dir: str, order) -> Robot:
-    key = (path, res_dir, tuple(order or ()))
+def _load(path: str, res_dir: str, order, modules=()) -> Robot:
+    key = (path, res_dir, tuple(order or ()), tuple(modules or ()))
     try:
         stamp = os.path.getmtime(path)
     except OSError:
@@ -55,7 +55,7 @@ def _load(path: str, res_dir: str, order) -> Robot:
     hit = _ROBOTS.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    robot = read_robot_file(path, res_dir, list(order) if order else None)
+    robot = read_robot_file(path, res_dir, list(order) if order else None, tuple(modules or ()))
     _ROBOTS[key] = (stamp, robot)
     return robot
 
@@ -64,7 +64,7 @@ def _record_robot(scene, record) -> tuple[Robot, str, str, list]:
     """The Robot of a record, with the file, resource directory and joint order it was read with."""
     source = robot_source(scene, record)
     path, res_dir, order = source.path, source.resource_directory, list(source.joint_order)
-    return _load(path, res_dir, order), path, res_dir, order
+    return _load(path, res_dir, order, source.modules), path, res_dir, order
 
 
 def is_robot_root(ob) -> bool:
@@ -82,7 +82,8 @@ def robot_root_of(ob):
 
 def robot_of(root) -> Robot:
     order = [str(n) for n in root.get("rscene_joint_order", ())]
-    return _load(root["rscene_robot_file"], root.get("rscene_robot_resource_dir", ""), order)
+    return _load(root["rscene_robot_file"], root.get("rscene_robot_resource_dir", ""), order,
+                 [str(m) for m in root.get("rscene_robot_modules", ())])
 
 
 def link_objects(root) -> dict[str, bpy.types.Object]:
@@ -251,6 +252,7 @@ def build_robot(builder, record):
         root.hide_viewport = True
     root["rscene_robot_file"] = path
     root["rscene_robot_resource_dir"] = res_dir
+    root["rscene_robot_modules"] = [str(m) for m in robot_source(builder.scene, record).modules]
     root["rscene_joint_order"] = list(robot.joint_order)
     root["rscene_robot_name"] = robot.name
     root[VALUES_KEY] = [float(v) for v in q]

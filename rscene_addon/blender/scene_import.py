@@ -397,8 +397,11 @@ class SceneBuilder:
         return build_instances(self, record)
 
     def build_articulated(self, record: Record):
+        from .robot_sensors import add_robot_sensors
         from .robots import build_robot
-        return build_robot(self, record)
+        root = build_robot(self, record)
+        add_robot_sensors(self, root)  # the robot's own sensors (URDF sensor sets), on their links
+        return root
 
     def build_support(self, record: Record):
         """Records Blender has no native counterpart for: an empty that carries the record."""

@@ -11,15 +11,23 @@ from ..model import Diagnostic, FormatError
 from ..robots.robot import Robot
 from ..robots.scene_io import posed_links, record_configuration
 from ..scene_geometry.robot_files import robot_source
-from . import mjcf, urdf
+from . import mjcf, urdf, urdf_modules
 from .registry import detect
 
 __all__ = ["posed_links_for_record", "read_robot_file", "robot_for_record"]
 
 
-def read_robot_file(path: str, resource_directory: str = "", joint_order=None) -> Robot:
-    """A URDF or MJCF file (judged by its root element) as a Robot."""
+def read_robot_file(path: str, resource_directory: str = "", joint_order=None, modules=()) -> Robot:
+    """A URDF or MJCF file (judged by its root element) as a Robot; a URDF with its ``modules`` inserted
+    (``urdf_modules``)."""
     fmt = detect(path)
+    if fmt == "urdf" and modules:
+        from .atomic import read_source
+        text = urdf_modules.with_modules(read_source(path), path, modules, resource_directory)
+        robot = urdf.loads_robot(text, path, resource_directory)
+        if joint_order:
+            robot.joint_order = joint_order
+        return robot
     if fmt == "urdf":
         return urdf.read_robot(path, resource_directory, joint_order)
     if fmt == "mjcf":
@@ -30,7 +38,7 @@ def read_robot_file(path: str, resource_directory: str = "", joint_order=None) -
 def robot_for_record(scene, record) -> Robot:
     """The Robot an ``articulated`` record instantiates (FormatError when it names no readable file)."""
     source = robot_source(scene, record)
-    return read_robot_file(source.path, source.resource_directory, list(source.joint_order) or None)
+    return read_robot_file(source.path, source.resource_directory, list(source.joint_order) or None, source.modules)
 
 
 def posed_links_for_record(scene, record, robot: Robot | None = None) -> dict[str, np.ndarray]:

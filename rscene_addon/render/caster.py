@@ -29,7 +29,7 @@ import numpy as np
 from .ids import GEOMETRY_TYPES
 
 __all__ = ["BACKENDS", "BVHCaster", "CasterCache", "EmbreeCaster", "Hits", "PartedTriangles", "PartsCaster",
-           "SceneTriangles", "TriangleGatherer", "available_backends", "embree_available", "make_caster",
+           "SceneTriangles", "TriangleGatherer", "available_backends", "embree_available", "excluded", "make_caster",
            "run_in_slices", "scene_triangles", "worker_count"]
 
 
@@ -138,8 +138,9 @@ class TriangleGatherer:
     :class:`CasterCache` takes as unchanged without comparing them. Make a new one per run: the user may
     edit meshes between runs."""
 
-    def __init__(self, keep_static: bool = True) -> None:
+    def __init__(self, keep_static: bool = True, exclude: frozenset = frozenset()) -> None:
         self.mesh_reads = 0  # meshes read from Blender so far
+        self.exclude = frozenset(exclude)  # object names left out (a sensor's own mount: see excluded)
         self._static: dict[int, tuple] | None = {} if keep_static else None
         self._last: PartedTriangles | None = None  # the last frame's
 
@@ -152,6 +153,8 @@ class TriangleGatherer:
                 continue
             owner = inst.parent.original if inst.is_instance and inst.parent is not None else ob.original
             if owner.hide_render or (not inst.is_instance and ob.original.hide_render):
+                continue
+            if self.exclude and excluded(inst, self.exclude):
                 continue
             static = _static_mesh_key(ob) if self._static is not None else None
             if static is not None:
@@ -170,6 +173,14 @@ class TriangleGatherer:
             return self._last
         self._last = PartedTriangles(parts)
         return self._last
+
+
+def excluded(inst, names: frozenset) -> bool:
+    """Whether an evaluated instance belongs to one of the objects ``names`` (the object itself, or the
+    object instancing it): how a sensor ignores the body it is mounted on, as RaiSim's objectId does."""
+    if inst.object.original.name in names:
+        return True
+    return bool(inst.is_instance and inst.parent is not None and inst.parent.original.name in names)
 
 
 def _same_parts(last: list, parts: list) -> bool:

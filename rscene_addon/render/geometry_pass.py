@@ -333,6 +333,8 @@ class GeometryPass:
         self._matrices: dict[int, dict] = {}
         self._last: FrameGeometry | None = None
         self.casters = CasterCache(backend)
+        self._excluding: dict = {}  # (id(frame geometry), names) -> (frame geometry, it without them)
+        self._excluding_casters: dict = {}  # names -> CasterCache
 
     def _pass_index(self, owner) -> tuple[str | None, int]:
         key = self.entities.key_for(owner)
@@ -361,6 +363,23 @@ class GeometryPass:
             return last  # nothing moved: keep its triangles, caster and boxes
         self._last = FrameGeometry(parts, self.entities.table, self.casters)
         return self._last
+
+    def excluding(self, frame_geometry: FrameGeometry, names: frozenset) -> FrameGeometry:
+        """``frame_geometry`` without the parts of the objects ``names`` (a sensor's own mount: its depth
+        rays pass through it); the same object when ``names`` is empty. Kept per frame and set of names."""
+        if not names:
+            return frame_geometry
+        key = (id(frame_geometry), frozenset(names))
+        cached = self._excluding.get(key)
+        if cached is not None and cached[0] is frame_geometry:
+            return cached[1]
+        parts = [p for p in frame_geometry.parts if p.key[0] not in names and p.key[1] not in names]
+        if len(self._excluding) > 8:
+            self._excluding.clear()
+        casters = self._excluding_casters.setdefault(key[1], CasterCache(self.backend))
+        reduced = FrameGeometry(parts, frame_geometry.table, casters)
+        self._excluding[key] = (frame_geometry, reduced)
+        return reduced
 
     def part_matrices(self, frame: int, read) -> dict:
         """``{part key: world matrix}`` at ``frame``; ``read()`` gives the depsgraph with the scene set

@@ -28,6 +28,7 @@ from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from . import plan as plan_mod
+from . import robot_sensors
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .caster import CasterCache, TriangleGatherer
 from .geometry_pass import GeometryPass, camera_products, needs_geometry
@@ -125,9 +126,10 @@ class RenderJob:
     # -- planning ----------------------------------------------------------------------------------
 
     def _plan(self, names: list[str]) -> list:
-        specs = plan_mod.specs_from_document(self.doc) if self.doc is not None else []
+        record_specs = plan_mod.specs_from_document(self.doc) if self.doc is not None else []
         source = self.bl_scene.rscene.source if hasattr(self.bl_scene, "rscene") else ""
         self.objects_by_uid = _objects_by_uid(self.bl_scene, source)
+        specs = record_specs + robot_sensors.robot_specs(self.bl_scene)  # + the robots' own (URDF sensor sets)
         chosen, unmatched = plan_mod.select_specs(specs, names)
         for name in unmatched:
             ob = bpy.data.objects.get(name)
@@ -140,7 +142,7 @@ class RenderJob:
             else:
                 chosen.append(_blender_camera_spec(ob, self.bl_scene))
         camera = self.bl_scene.camera
-        if not names and not specs and camera is not None and camera.type == "CAMERA":
+        if not names and not record_specs and camera is not None and camera.type == "CAMERA":
             chosen.append(_blender_camera_spec(camera, self.bl_scene))
         result = []
         for spec in chosen:
@@ -223,8 +225,12 @@ class RenderJob:
             geometry = GeometryPass(entities, self.options.raycaster) if geometric else None
             rigs = {s.name: CameraRig(s, sc, state) for s in cameras}
             casters = CasterCache(self.options.raycaster)  # lidar geometry, rebuilt only when it changes
+            owner_casters = robot_sensors.OwnerCasters(self.options.raycaster)  # without a sensor's mount
             gather = TriangleGatherer()  # meshes that cannot change are read once per run
-            sources = {s.name: source_for(s, self.doc, self.objects_by_uid, self.warn) for s in self.specs}
+            sources = {s.name: robot_sensors.pose_source(s) or source_for(s, self.doc, self.objects_by_uid, self.warn)
+                       for s in self.specs}
+            owners = {name: robot_sensors.owner_objects(s, sources[name]) for name, s in
+                      ((s.name, s) for s in self.specs)}  # what each sensor's rays pass through
             poses = PoseTable(sources)
             self._register_sensors(manifest, cameras, lidars, imus)
             manifest.metadata.update(self._metadata(samples, renderer, entities, cameras, geometric))
@@ -268,7 +274,7 @@ class RenderJob:
                         if "flow" in spec.products:
                             motion = (step, *((poses.get(spec.name, g) @ RAISIM_TO_CV, neighbours[g])
                                               for g in (frame + step, frame - step)))
-                        rendered.update(camera_products(frame_geometry, spec, pose @ RAISIM_TO_CV, exact_ids,
+                        rendered.update(camera_products(geometry.excluding(frame_geometry, owners[spec.name]), spec, pose @ RAISIM_TO_CV, exact_ids,
                                                         bpy.data.objects, motion))
                         timings["ground_truth_s"].append(time.perf_counter() - t1)
                     timings["camera_render_s"].append(time.perf_counter() - t0)
@@ -278,10 +284,16 @@ class RenderJob:
                     yield done / total
                 if lidars:
                     t0 = time.perf_counter()
-                    caster = casters.caster_for(gather(depsgraph, entities))
-                    manifest.metadata["lidar_raycaster"] = caster.name
+                    shared = []  # the whole scene's caster, built when a sensor mounted on nothing needs it
+
+                    def scene_caster():
+                        if not shared:
+                            shared.append(casters.caster_for(gather(depsgraph, entities)))
+                        return shared[0]
                     for spec in lidars:
                         self.status = f"frame {frame}: {spec.name}"
+                        caster = owner_casters.caster(owners[spec.name], depsgraph, entities, scene_caster)
+                        manifest.metadata["lidar_raycaster"] = caster.name
                         self._lidar_frame(spec, frame, caster, poses, manifest, written)
                         done += 1
                         yield done / total

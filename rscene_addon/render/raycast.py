@@ -38,6 +38,10 @@ def pattern_for(spec) -> LidarPattern | None:
     lidar = spec.lidar
     if lidar.get("channels", 0) < 1 or lidar.get("samples_per_revolution", 0) < 1 or spec.update_rate <= 0:
         return None
+    if "vertical_fov_min_deg" in lidar:  # a robot's spinning lidar: its own pitch range and spin direction
+        return LidarPattern(lidar["channels"], lidar["samples_per_revolution"], lidar["vertical_fov_min_deg"],
+                            lidar["vertical_fov_max_deg"], lidar["horizontal_fov_deg"], spec.update_rate,
+                            bool(lidar.get("clockwise", False)))
     return LidarPattern.symmetric(lidar["channels"], lidar["samples_per_revolution"],
                                   min(abs(lidar["vertical_fov_deg"]), 180.0), lidar["horizontal_fov_deg"],
                                   spec.update_rate)

@@ -16,6 +16,7 @@ class RobotSource:
     path: str
     resource_directory: str
     joint_order: tuple[str, ...]
+    modules: tuple[str, ...] = ()  # URDF modules (formats.urdf_modules), the record's else its resource's
 
 
 def _text(record, name: str) -> str:
@@ -37,4 +38,7 @@ def robot_source(scene, record) -> RobotSource:
     order = [str(n) for n in (record.get("jointOrder", None) or ())]
     if not order and resource is not None:
         order = [str(n) for n in (resource.get("jointOrder", None) or ())]
-    return RobotSource(scene.resolve(source), scene.resolve(res_dir) if res_dir else "", tuple(order))
+    modules = tuple(str(m) for m in (record.get("modules", None) or ()))
+    if not modules and resource is not None:
+        modules = tuple(str(m) for m in (resource.get("modules", None) or ()))
+    return RobotSource(scene.resolve(source), scene.resolve(res_dir) if res_dir else "", tuple(order), modules)

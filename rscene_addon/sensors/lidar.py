@@ -10,7 +10,8 @@ Pattern: ``channels`` rings at elevations evenly spaced from ``vertical_fov_min_
 ``-180 + k * 360/S`` (``[-180, 180)``: no duplicate at the seam, which is behind the sensor);
 for a partial horizontal FOV ``h`` they span ``-h/2 .. h/2`` inclusive.
 
-Timing: the head turns once per ``1/update_rate_hz`` seconds with increasing azimuth. Column
+Timing: the head turns once per ``1/update_rate_hz`` seconds with increasing azimuth (decreasing when
+``clockwise``, seen from above). Column
 ``k`` of the revolution starting at ``t0`` fires all its channels at ``t0 + k / (S * rate)``.
 
 Ray order everywhere: ``index = column * channels + ring`` (shape ``(N,) = (S * C,)``), i.e.
@@ -58,6 +59,7 @@ class LidarPattern:
     vertical_fov_max_deg: float
     horizontal_fov_deg: float = 360.0
     update_rate_hz: float = 10.0
+    clockwise: bool = False  # the head turns clockwise seen from above: azimuth decreases (RaiSim's spin)
 
     def __post_init__(self) -> None:
         if int(self.channels) != self.channels or self.channels < 1:
@@ -123,10 +125,14 @@ class LidarPattern:
         """Column azimuths ``(S,)`` (deg) in firing order (see the module docstring)."""
         s, h = self.samples_per_revolution, self.horizontal_fov_deg
         if self.full_circle:
-            return -180.0 + np.arange(s) * (360.0 / s)
+            azimuths = -180.0 + np.arange(s) * (360.0 / s)
+            if self.clockwise:  # -180 first (the seam behind), then decreasing: 180 - 360/S, ...
+                azimuths = np.where(azimuths == -180.0, -180.0, -azimuths)
+            return azimuths
         if s == 1:
             return np.zeros(1)
-        return np.linspace(-0.5 * h, 0.5 * h, s)
+        azimuths = np.linspace(-0.5 * h, 0.5 * h, s)
+        return azimuths[::-1].copy() if self.clockwise else azimuths
 
     # -- per ray (N = S * C, firing order) ------------------------------------------------------
 
