@@ -196,6 +196,31 @@ def _unique_names(paths: list[str]) -> list[str]:
     return names
 
 
+def _one_entry_per_scene(check: _Checker, found: list) -> list[tuple[str, tuple]]:
+    """A scene matched by several entries (a glob and a table, a name twice): the same variations are
+    one scene; a table with its own variations (``{path = "a.rscene", variations = [...]}``) overrides
+    an entry with the job's (``"*.rscene"``, ``"a.rscene"``), at the first entry's place in the order;
+    two tables with different variations are an error."""
+    chosen: dict = {}  # path -> (variations, key, own), in first-seen order
+    for path, variations, key, own in found:
+        if path not in chosen:
+            chosen[path] = (variations, key, own)
+            continue
+        old_variations, old_key, old_own = chosen[path]
+        if variations == old_variations or (old_own and not own):
+            continue
+        if own and not old_own:
+            chosen[path] = (variations, key, own)
+            continue
+        check.error(key, f"{os.path.basename(path)} is also listed at {old_key} with other variations "
+                         f"({_seeds(old_variations)} there, {_seeds(variations)} here): list it once")
+    return [(p, v) for p, (v, _key, _own) in chosen.items()]
+
+
+def _seeds(variations: tuple) -> str:
+    return "[" + ", ".join(v.name for v in variations) + "]"
+
+
 def parse_job(data: dict, path: str) -> Job:
     """A :class:`Job` from the parsed TOML ``data`` of the file ``path``; raises :class:`JobError`."""
     check = _Checker(path)
@@ -208,26 +233,25 @@ def parse_job(data: dict, path: str) -> Job:
     entries = data.get("scenes")
     if isinstance(entries, (str, dict)):
         entries = [entries]
-    found: list[tuple[str, tuple]] = []
+    found: list[tuple[str, tuple, str, bool]] = []  # path, variations, key, variations of its own
     if not isinstance(entries, list) or not entries:
         check.error("scenes", "required: a list of scene paths or globs (relative to the job file)")
         entries = []
     for i, entry in enumerate(entries):
-        key, variations = f"scenes[{i}]", default_variations
+        key, variations, own = f"scenes[{i}]", default_variations, False
         if isinstance(entry, dict):
             unknown = sorted(set(entry) - {"path", "variations"})
             if unknown:
                 check.error(key, f"unknown key(s) {', '.join(unknown)} (a scene table has path, variations)")
             if "variations" in entry:
-                variations = _variations(check, entry["variations"], key + ".variations")
+                variations, own = _variations(check, entry["variations"], key + ".variations"), True
             entry, key = entry.get("path"), key + ".path"
         for scene_path in _scene_paths(check, base, entry, key):
             if not scene_path.lower().endswith(SCENE_SUFFIXES):
                 check.error(key, f"{os.path.basename(scene_path)}: not a scene file "
                                  f"({', '.join(SCENE_SUFFIXES)})")
-            found.append((scene_path, variations))
-    seen = set()
-    unique = [(p, v) for p, v in found if not (p in seen or seen.add(p))]
+            found.append((scene_path, variations, key, own))
+    unique = _one_entry_per_scene(check, found)
     scenes = tuple(JobScene(p, n, v) for (p, v), n in zip(unique, _unique_names([p for p, _ in unique])))
 
     frames, frames_spec = (), ""
