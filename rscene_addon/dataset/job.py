@@ -18,6 +18,7 @@
     [ray]
     num_cpus = 1             # resources one unit asks Ray for
     num_gpus = 0
+    window = 0               # optional units in flight at once (0: 2 x the cluster's unit slots, at least 32)
 
 Scene paths and globs are relative to the job file; a glob must match at least one file. Every error
 names the job file and the key (``job.toml: scenes[2]: no file matches 'x/*.rscene'``) and all errors
@@ -46,7 +47,7 @@ SCENE_SUFFIXES = (".rscene", ".xml", ".jsonc", ".json", ".blend")
 TOP_KEYS = {"scenes", "frames", "chunk", "fps", "substeps", "samples", "device", "sensors", "products",
             "variations", "units_per_process", "retries", "ray", "rgb_bits", "denoise", "cryptomatte",
             "range", "raycaster", "threads"}
-RAY_KEYS = {"num_cpus", "num_gpus", "max_retries"}
+RAY_KEYS = {"num_cpus", "num_gpus", "max_retries", "window"}
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -94,6 +95,7 @@ class Job:
     num_cpus: float = 1.0
     num_gpus: float = 0.0
     threads: int | None = None   # Cycles threads per unit (None: the machine's cores / workers; Ray: num_cpus)
+    window: int = 0              # Ray: units in flight at once (0: from the cluster's size)
     render: dict = field(default_factory=dict)   # rgb_bits, denoise, cryptomatte, range, raycaster
 
     def settings(self) -> dict:
@@ -303,7 +305,7 @@ def parse_job(data: dict, path: str) -> Job:
         else:
             render["raycaster"] = data["raycaster"]
     ray = data.get("ray", {})
-    num_cpus, num_gpus = 1.0, 0.0
+    num_cpus, num_gpus, window = 1.0, 0.0, 0
     if not isinstance(ray, dict):
         check.error("ray", "must be a table: [ray] num_cpus = 1, num_gpus = 0")
     else:
@@ -312,12 +314,13 @@ def parse_job(data: dict, path: str) -> Job:
         num_cpus = check.number(ray, "num_cpus", 1.0, 0.0, where="ray.")
         num_gpus = check.number(ray, "num_gpus", 0.0, 0.0, where="ray.")
         retries = check.integer(ray, "max_retries", retries, 0, where="ray.")
+        window = check.integer(ray, "window", 0, 0, where="ray.")
     if check.problems:
         raise JobError(check.problems)
     return Job(path=os.path.abspath(path), scenes=scenes, frames=frames, frames_spec=frames_spec, chunk=chunk, fps=fps, substeps=substeps,
                samples=samples, device=device, sensors=sensors, products=products,
                units_per_process=units_per_process, retries=retries, num_cpus=num_cpus, num_gpus=num_gpus,
-               threads=threads, render=render)
+               threads=threads, window=window, render=render)
 
 
 def load_job(path: str) -> Job:

@@ -8,8 +8,8 @@ the rebuilt files render the same. A unit task renders into a node-local scratch
 its files to the driver, whose writer threads put them into the dataset folder: the nodes need no
 shared filesystem, only the scene files (and their assets) at the paths the job names, and this package.
 
-Bounded work and memory, however many units: the driver keeps a window of ``2 x`` the cluster's unit
-slots in flight (``ray.wait(num_returns=1)`` over the window, a new unit submitted as one finishes),
+Bounded work and memory, however many units: the driver keeps a window of units in flight (``[ray]
+window``; default ``2 x`` the cluster's unit slots, at least 32) (``ray.wait(num_returns=1)`` over the window, a new unit submitted as one finishes),
 submits a bake when its first unit enters the window and drops it when its last unit is done (Ray
 then frees its bytes), and a few writer threads write the results as they arrive (the loop waits when
 they fall behind). Nodes clean up after themselves: each unit task first deletes the scratch folders of
@@ -37,6 +37,7 @@ __all__ = ["RayUnavailable", "WriterPool", "check_auth", "check_reachable", "cle
            "scratch_root"]
 
 RETIRED_SENT = 32   # fingerprints of finished bakes sent along with each unit task
+MIN_WINDOW = 32     # units in flight at least: enough to see the next bakes coming (a unit waits for its bake)
 last_run: dict = {}  # the last run_on_ray's driver timings (scripts/bench_dataset_bookkeeping.py)
 
 
@@ -259,7 +260,7 @@ def run_on_ray(job, address, bakes: dict, units, on_done, print_fn, bake_failed=
     in_flight: dict = {}
     try:
         resources = ray.cluster_resources()
-        window = window or 2 * _slots(ray, job)
+        window = window or job.window or max(MIN_WINDOW, 2 * _slots(ray, job))
         print_fn(f"ray: {len([n for n in ray.nodes() if n.get('Alive')])} node(s), "
                  f"{resources.get('CPU', 0):g} CPU, {resources.get('GPU', 0):g} GPU; "
                  f"up to {window} unit(s) in flight")

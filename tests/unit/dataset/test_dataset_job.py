@@ -40,6 +40,7 @@ range = true
 num_cpus = 2
 num_gpus = 0.5
 max_retries = 4
+window = 64
 """))
     assert [s.name for s in job.scenes] == ["one", "two", "one_2", "demo"]
     assert [s.path for s in job.scenes][:2] == [str(tmp_path / "a/one.rscene"), str(tmp_path / "a/two.rscene")]
@@ -50,6 +51,7 @@ max_retries = 4
     assert job.sensors == ("/World/Camera",) and job.products == ("rgb", "depth")
     assert (job.units_per_process, job.retries, job.num_cpus, job.num_gpus, job.threads) == (7, 4, 2.0, 0.5, 3)
     assert job.render == {"rgb_bits": 16, "range": True}
+    assert job.window == 64 and "window" not in job.settings()  # how units are scheduled, not what they make
 
 
 def test_defaults_without_variations(tmp_path):
