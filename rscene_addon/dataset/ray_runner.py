@@ -33,8 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .store import scratch_owner
 
-__all__ = ["RayUnavailable", "WriterPool", "check_auth", "check_reachable", "clean_node", "run_on_ray",
-           "scratch_root"]
+__all__ = ["RayUnavailable", "WriterPool", "check_auth", "check_reachable", "clean_node", "preflight",
+           "run_on_ray", "scratch_root"]
 
 RETIRED_SENT = 32   # fingerprints of finished bakes sent along with each unit task
 MIN_WINDOW = 32     # units in flight at least: enough to see the next bakes coming (a unit waits for its bake)
@@ -252,8 +252,7 @@ def run_on_ray(job, address, bakes: dict, units, on_done, print_fn, bake_failed=
             env[name] = os.environ[name]
     started_here = not ray.is_initialized()
     if started_here:
-        check_reachable(address)
-        check_auth(address)
+        preflight(address)
         ray.init(address=address or None, log_to_driver=False, include_dashboard=False,
                  runtime_env={"env_vars": env}, logging_level="WARNING")
     bake_fn, unit_fn = functions or (bake_task, unit_task)
@@ -345,6 +344,19 @@ def _clean_nodes(ray, fingerprints: list, timeout: float = 60.0) -> None:
     refs = [remote.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
             .remote(fingerprints) for node in ray.nodes() if node.get("Alive")]
     ray.wait(refs, num_returns=len(refs), timeout=timeout)
+
+
+_checked: set = set()
+
+
+def preflight(address: str | None) -> None:
+    """Before any work: the cluster at ``address`` answers and accepts this process
+    (:func:`check_reachable`, :func:`check_auth`); raises :class:`RayUnavailable` saying what to do."""
+    address = address or os.environ.get("RAY_ADDRESS") or ""
+    if address not in _checked:
+        check_reachable(address)
+        check_auth(address)
+        _checked.add(address)
 
 
 AUTH_HELP = ("set RAY_AUTH_MODE=token and the cluster's token in RAY_AUTH_TOKEN (or a file named by "

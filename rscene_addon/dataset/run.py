@@ -144,6 +144,13 @@ def run_dataset(job_path: str, out_dir: str, workers: int = 1, ray_address: str 
         print_fn("error: --ray needs the 'ray' package in this Python environment (pip install ray); without "
                  "--ray the dataset runs on a local pool of --workers processes")
         return 1
+    if ray_address is not None:
+        from .ray_runner import RayUnavailable, preflight
+        try:
+            preflight(ray_address)
+        except RayUnavailable as exc:
+            print_fn(f"error: {exc}")
+            return 1
     bakes, units = plan_units(job)
     store = DatasetStore(out_dir)
     record = _job_record(job, units)
