@@ -120,3 +120,32 @@ def test_a_node_removes_dead_workers_scratch_and_retired_bakes_only(tmp_path):
     assert sorted(os.listdir(units)) == [f".tmp-s_base_c3.{alive}-{alive}-0123abcd"]
     assert sorted(os.listdir(bakes)) == ["fp1"]
     assert RETIRED_SENT >= 8
+
+
+def test_the_writer_pool_holds_the_loop_while_its_writes_are_behind():
+    import threading
+
+    from rscene_addon.dataset.ray_runner import WriterPool
+    gate, written = threading.Event(), []
+    with WriterPool(threads=1, limit=2) as writers:
+        writers.submit(lambda: gate.wait(10) and written.append(1))
+        writers.submit(lambda: written.append(2))
+        third = threading.Thread(target=writers.submit, args=(written.append, 3))
+        third.start()
+        third.join(0.3)
+        assert third.is_alive() and written == []  # two results held: the third waits for room
+        gate.set()
+        third.join(10)
+    assert written == [1, 2, 3]
+
+
+def test_a_failing_write_is_raised_after_the_others_finished():
+    import pytest
+
+    from rscene_addon.dataset.ray_runner import WriterPool
+    written = []
+    with pytest.raises(OSError, match="disk full"):
+        with WriterPool(threads=2) as writers:
+            writers.submit(lambda: (_ for _ in ()).throw(OSError("disk full")))
+            writers.submit(written.append, "ok")
+    assert written == ["ok"]
