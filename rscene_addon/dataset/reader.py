@@ -149,6 +149,8 @@ class Dataset:
         paths relative to the dataset folder: what ``dataset.json`` held for it before version 2."""
         parts = []
         for entry in self.units():
+            if parts and (entry["scene"], entry["variation"]) != (scene, variation):
+                break  # the index keeps a variation's units together: the rest is someone else's
             if entry["scene"] == scene and entry["variation"] == variation:
                 part = self.unit_manifest(entry)
                 for info in part.get("sensors", {}).values():
