@@ -19,31 +19,36 @@ pytest.importorskip("ray", reason="ray is not installed in this environment (opt
 TOKEN = "5f" * 32
 
 
+class _TokenMode:
+    """RAY_AUTH_MODE=token with TOKEN in this process while the block runs (Ray caches its config:
+    re-read it on the way in and out, as Ray itself does when it turns auth on)."""
+
+    def __enter__(self):
+        from ray._raylet import Config
+        self.saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+        os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
+        Config.initialize("")
+
+    def __exit__(self, *exc_info):
+        from ray._raylet import Config
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        Config.initialize("")
+
+
 @pytest.fixture(scope="module")
 def auth_cluster():
-    """A one-node cluster whose GCS demands TOKEN (the mode and token are read when it starts)."""
+    """A one-node cluster whose GCS demands TOKEN (its processes inherit the mode and the token)."""
     from ray.cluster_utils import Cluster
-    saved = {k: os.environ.get(k) for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
-    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)
-    try:
+    with _TokenMode():
         cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1",
                                                                 "include_dashboard": False})
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     yield cluster
-    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=TOKEN)  # shutdown talks to the GCS too
-    try:
+    with _TokenMode():  # shutting down talks to the GCS too
         cluster.shutdown()
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def _env(home, **values):
