@@ -152,7 +152,7 @@ def unit_task(task: dict, bake: dict, retired=(), render=None) -> dict:
     from .execute import UnitFailed
     from .worker import rss_mb
     root = scratch_root()
-    clean_node(root, retired)
+    clean_node(root, set(retired) - {bake.get("fingerprint")})  # never the copy this unit renders from
     if not bake["ok"]:
         return {"ok": False, "error": f"bake failed: {bake['error']}", "bake_failed": True}
     blend = _local_bake(bake)
@@ -278,16 +278,18 @@ def run_on_ray(job, address, bakes: dict, units, on_done, print_fn, bake_failed=
 
 
 def _drive(ray, bakes, units, on_done, bake_failed, bake_remote, unit_remote, window, in_flight) -> None:
-    bake_refs: dict = {}                      # bake key -> ref, while its units are in flight or to come
-    left = collections.Counter()              # bake key -> its units submitted and not done
+    # Bakes are counted by fingerprint: two scene files with the same bytes and seed are one bake.
+    bake_refs: dict = {}                      # fingerprint -> ref, while its units are in flight or to come
+    left = collections.Counter()              # fingerprint -> its units submitted and not done
     retired = collections.deque(maxlen=RETIRED_SENT)
     failed_bakes: set = set()
-    current = [None]                          # the bake key of the last unit submitted
+    current = [None]                          # the fingerprint of the last unit submitted
     clock = {"submit": 0.0, "wait": 0.0, "cpu": time.thread_time(), "units": 0}
 
-    def release(key) -> None:
-        bake_refs.pop(key, None)              # no task holds it any more: Ray frees the bytes
-        retired.append(bakes[key]["fingerprint"])
+    def release(fingerprint) -> None:
+        bake_refs.pop(fingerprint, None)      # no task holds it any more: Ray frees the bytes
+        left.pop(fingerprint, None)
+        retired.append(fingerprint)
 
     def submit() -> bool:
         try:
@@ -296,14 +298,17 @@ def _drive(ray, bakes, units, on_done, bake_failed, bake_remote, unit_remote, wi
             return False
         started = time.perf_counter()
         bake_key = task["bake_key"]
-        if bake_key != current[0]:
+        fingerprint = bakes[bake_key]["fingerprint"]
+        if fingerprint != current[0]:
             if current[0] is not None and not left[current[0]]:
                 release(current[0])
-            current[0] = bake_key
-        if bake_key not in bake_refs:
-            bake_refs[bake_key] = bake_remote.remote(bakes[bake_key])
-        in_flight[unit_remote.remote(task, bake_refs[bake_key], list(retired))] = (key, bake_key)
-        left[bake_key] += 1
+            current[0] = fingerprint
+        if fingerprint not in bake_refs:
+            if fingerprint in retired:        # the same bake again, later in the job: keep its copies
+                retired.remove(fingerprint)
+            bake_refs[fingerprint] = bake_remote.remote(bakes[bake_key])
+        in_flight[unit_remote.remote(task, bake_refs[fingerprint], list(retired))] = (key, bake_key, fingerprint)
+        left[fingerprint] += 1
         clock["submit"] += time.perf_counter() - started
         return True
 
@@ -315,15 +320,14 @@ def _drive(ray, bakes, units, on_done, bake_failed, bake_remote, unit_remote, wi
         ready, _ = ray.wait(list(in_flight), num_returns=1)
         clock["wait"] += time.perf_counter() - started
         for ref in ready:
-            key, bake_key = in_flight.pop(ref)
+            key, bake_key, fingerprint = in_flight.pop(ref)
             try:
                 reply = ray.get(ref)
             except ray.exceptions.RayError as exc:  # the worker died more often than max_retries
                 reply = {"ok": False, "error": f"ray: {type(exc).__name__}: {str(exc).splitlines()[0]}"}
-            left[bake_key] -= 1
-            if not left[bake_key] and bake_key != current[0]:
-                release(bake_key)
-                del left[bake_key]
+            left[fingerprint] -= 1
+            if not left[fingerprint] and fingerprint != current[0]:
+                release(fingerprint)
             if reply.get("bake_failed") and bake_key not in failed_bakes:
                 failed_bakes.add(bake_key)
                 if bake_failed:

@@ -149,3 +149,45 @@ def test_a_failing_write_is_raised_after_the_others_finished():
             writers.submit(lambda: (_ for _ in ()).throw(OSError("disk full")))
             writers.submit(written.append, "ok")
     assert written == ["ok"]
+
+
+def test_two_scene_files_with_the_same_bake_share_it_and_it_is_not_retired_while_in_use():
+    seen = []
+
+    def bake(task):
+        return {"ok": True, "fingerprint": task["fingerprint"]}
+
+    def unit(task, bake_reply, retired):
+        seen.append((task["unit"], list(retired)))
+        return {"ok": True}
+
+    ray = FakeRay()
+    bakes = {"a/base": {"fingerprint": "same"}, "b/base": {"fingerprint": "other"}, "c/base": {"fingerprint": "same"}}
+    tasks = [(f"{k}/c{u}", {"unit": f"{k}/c{u}", "bake_key": k}) for k in bakes for u in range(3)]
+    _drive(ray, bakes, iter(tasks), lambda key, reply: None, None, ray.remote(bake), ray.remote(unit), 2, {})
+    # a's bake is retired after its units; c needs the same bytes again: submitted again, un-retired
+    assert [arg for name, arg in ray.order if name == "bake"] == [{"fingerprint": "same"}, {"fingerprint": "other"},
+                                                                  {"fingerprint": "same"}]
+    assert all("same" not in retired for unit_id, retired in seen if unit_id.startswith("c/"))
+
+
+def test_a_unit_task_keeps_its_own_bake_copy_and_deletes_retired_ones(tmp_path, monkeypatch):
+    import json
+
+    from rscene_addon.dataset.ray_runner import unit_task
+    monkeypatch.setenv("RSCENE_DATASET_SCRATCH", str(tmp_path))
+    (tmp_path / "bakes" / "fpOld").mkdir(parents=True)
+    bake = {"ok": True, "fingerprint": "fpX",
+            "files": {"scene.blend": b"BLEND", "bake.json": json.dumps({"fingerprint": "fpX"}).encode()}}
+
+    def render(task, blend, folder):
+        os.makedirs(os.path.join(folder, "cam"))
+        with open(blend, "rb") as source, open(os.path.join(folder, "cam", "x.bin"), "wb") as out:
+            out.write(source.read())
+        return {"unit": task["unit"]}
+
+    for _ in range(2):  # the second unit finds the copy in place
+        reply = unit_task({"unit": "s/base/c1"}, bake, retired=["fpX", "fpOld"], render=render)
+        assert reply["ok"] and reply["files"] == {"cam/x.bin": b"BLEND"}
+    assert sorted(os.listdir(tmp_path / "bakes")) == ["fpX"]
+    assert os.listdir(tmp_path / "units") == []  # the unit's node scratch is gone once its files are sent
