@@ -8,7 +8,8 @@ Modules, one job each:
 * :mod:`.units` (pure) bakes and units, their fingerprints and worker tasks
 * :mod:`.store` (pure) the dataset folder: scratch folders renamed into place, complete units
 * :mod:`.progress` (pure) the progress line
-* :mod:`.merge` (pure) the dataset manifest
+* :mod:`.index` (pure) the dataset's index: ``dataset.json`` and ``units.jsonl``
+* :mod:`.reader` (pure) ``load(DIR)``: a dataset's frames, calibration and arrays, streamed
 * :mod:`.execute` (bpy, in workers) one bake or one unit, Blender's output sent to a log
 * :mod:`.worker` the local pool's worker process; :mod:`.local_pool` the pool
 * :mod:`.ray_runner` Ray tasks (``ray`` is imported there only, when ``--ray`` is given)
@@ -16,3 +17,6 @@ Modules, one job each:
 
 Nothing here is imported by the Blender extension.
 """
+from .reader import Dataset, DatasetError, Frame, load
+
+__all__ = ["Dataset", "DatasetError", "Frame", "load"]

@@ -18,6 +18,7 @@
     [ray]
     num_cpus = 1             # resources one unit asks Ray for
     num_gpus = 0
+    window = 0               # optional units in flight at once (0: 2 x the cluster's unit slots, at least 32)
 
 Scene paths and globs are relative to the job file; a glob must match at least one file. Every error
 names the job file and the key (``job.toml: scenes[2]: no file matches 'x/*.rscene'``) and all errors
@@ -46,7 +47,7 @@ SCENE_SUFFIXES = (".rscene", ".xml", ".jsonc", ".json", ".blend")
 TOP_KEYS = {"scenes", "frames", "chunk", "fps", "substeps", "samples", "device", "sensors", "products",
             "variations", "units_per_process", "retries", "ray", "rgb_bits", "denoise", "cryptomatte",
             "range", "raycaster", "threads"}
-RAY_KEYS = {"num_cpus", "num_gpus", "max_retries"}
+RAY_KEYS = {"num_cpus", "num_gpus", "max_retries", "window"}
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -94,6 +95,7 @@ class Job:
     num_cpus: float = 1.0
     num_gpus: float = 0.0
     threads: int | None = None   # Cycles threads per unit (None: the machine's cores / workers; Ray: num_cpus)
+    window: int = 0              # Ray: units in flight at once (0: from the cluster's size)
     render: dict = field(default_factory=dict)   # rgb_bits, denoise, cryptomatte, range, raycaster
 
     def settings(self) -> dict:
@@ -196,6 +198,31 @@ def _unique_names(paths: list[str]) -> list[str]:
     return names
 
 
+def _one_entry_per_scene(check: _Checker, found: list) -> list[tuple[str, tuple]]:
+    """A scene matched by several entries (a glob and a table, a name twice): the same variations are
+    one scene; a table with its own variations (``{path = "a.rscene", variations = [...]}``) overrides
+    an entry with the job's (``"*.rscene"``, ``"a.rscene"``), at the first entry's place in the order;
+    two tables with different variations are an error."""
+    chosen: dict = {}  # path -> (variations, key, own), in first-seen order
+    for path, variations, key, own in found:
+        if path not in chosen:
+            chosen[path] = (variations, key, own)
+            continue
+        old_variations, old_key, old_own = chosen[path]
+        if variations == old_variations or (old_own and not own):
+            continue
+        if own and not old_own:
+            chosen[path] = (variations, key, own)
+            continue
+        check.error(key, f"{os.path.basename(path)} is also listed at {old_key} with other variations "
+                         f"({_seeds(old_variations)} there, {_seeds(variations)} here): list it once")
+    return [(p, v) for p, (v, _key, _own) in chosen.items()]
+
+
+def _seeds(variations: tuple) -> str:
+    return "[" + ", ".join(v.name for v in variations) + "]"
+
+
 def parse_job(data: dict, path: str) -> Job:
     """A :class:`Job` from the parsed TOML ``data`` of the file ``path``; raises :class:`JobError`."""
     check = _Checker(path)
@@ -208,26 +235,25 @@ def parse_job(data: dict, path: str) -> Job:
     entries = data.get("scenes")
     if isinstance(entries, (str, dict)):
         entries = [entries]
-    found: list[tuple[str, tuple]] = []
+    found: list[tuple[str, tuple, str, bool]] = []  # path, variations, key, variations of its own
     if not isinstance(entries, list) or not entries:
         check.error("scenes", "required: a list of scene paths or globs (relative to the job file)")
         entries = []
     for i, entry in enumerate(entries):
-        key, variations = f"scenes[{i}]", default_variations
+        key, variations, own = f"scenes[{i}]", default_variations, False
         if isinstance(entry, dict):
             unknown = sorted(set(entry) - {"path", "variations"})
             if unknown:
                 check.error(key, f"unknown key(s) {', '.join(unknown)} (a scene table has path, variations)")
             if "variations" in entry:
-                variations = _variations(check, entry["variations"], key + ".variations")
+                variations, own = _variations(check, entry["variations"], key + ".variations"), True
             entry, key = entry.get("path"), key + ".path"
         for scene_path in _scene_paths(check, base, entry, key):
             if not scene_path.lower().endswith(SCENE_SUFFIXES):
                 check.error(key, f"{os.path.basename(scene_path)}: not a scene file "
                                  f"({', '.join(SCENE_SUFFIXES)})")
-            found.append((scene_path, variations))
-    seen = set()
-    unique = [(p, v) for p, v in found if not (p in seen or seen.add(p))]
+            found.append((scene_path, variations, key, own))
+    unique = _one_entry_per_scene(check, found)
     scenes = tuple(JobScene(p, n, v) for (p, v), n in zip(unique, _unique_names([p for p, _ in unique])))
 
     frames, frames_spec = (), ""
@@ -279,7 +305,7 @@ def parse_job(data: dict, path: str) -> Job:
         else:
             render["raycaster"] = data["raycaster"]
     ray = data.get("ray", {})
-    num_cpus, num_gpus = 1.0, 0.0
+    num_cpus, num_gpus, window = 1.0, 0.0, 0
     if not isinstance(ray, dict):
         check.error("ray", "must be a table: [ray] num_cpus = 1, num_gpus = 0")
     else:
@@ -288,12 +314,13 @@ def parse_job(data: dict, path: str) -> Job:
         num_cpus = check.number(ray, "num_cpus", 1.0, 0.0, where="ray.")
         num_gpus = check.number(ray, "num_gpus", 0.0, 0.0, where="ray.")
         retries = check.integer(ray, "max_retries", retries, 0, where="ray.")
+        window = check.integer(ray, "window", 0, 0, where="ray.")
     if check.problems:
         raise JobError(check.problems)
     return Job(path=os.path.abspath(path), scenes=scenes, frames=frames, frames_spec=frames_spec, chunk=chunk, fps=fps, substeps=substeps,
                samples=samples, device=device, sensors=sensors, products=products,
                units_per_process=units_per_process, retries=retries, num_cpus=num_cpus, num_gpus=num_gpus,
-               threads=threads, render=render)
+               threads=threads, window=window, render=render)
 
 
 def load_job(path: str) -> Job:

@@ -17,6 +17,11 @@ import threading
 __all__ = ["LocalPool"]
 
 
+def _then(first, rest):
+    yield from first
+    yield from rest
+
+
 class _Slot:
     def __init__(self, pool: LocalPool, index: int) -> None:
         self.pool, self.index = pool, index
@@ -86,26 +91,27 @@ class LocalPool:
         self.started = 0
         self.cancelled = threading.Event()
 
-    def run(self, requests: list, on_done) -> None:
-        """Run ``requests`` (``(key, request dict)``); ``on_done(key, reply)`` is called once per key,
-        from one thread at a time. Returns when all are done; Ctrl-C kills the processes and re-raises."""
-        todo: queue.Queue = queue.Queue()
-        for key, request in requests:
-            todo.put((key, request, 0))
+    def run(self, requests, on_done) -> None:
+        """Run ``requests`` (an iterable of ``(key, request dict)``, read as the slots take them: a
+        bounded queue holds a few per slot, never the whole job); ``on_done(key, reply)`` is called
+        once per key, from one thread at a time. Returns when all are done; Ctrl-C kills the processes
+        and re-raises. A request whose process died runs again (a new process) up to ``retries`` times."""
+        todo: queue.Queue = queue.Queue(maxsize=2 * len(self.slots))
         lock = threading.Lock()
+        stop = object()
 
         def serve(slot: _Slot) -> None:
             while not self.cancelled.is_set():
-                try:
-                    key, request, attempt = todo.get_nowait()
-                except queue.Empty:
+                item = todo.get()
+                if item is stop:
                     return
-                reply = slot.ask(request)
-                if self.cancelled.is_set():
-                    return
-                if reply.get("died") and attempt < self.retries:
-                    todo.put((key, request, attempt + 1))
-                    continue
+                key, request = item
+                for attempt in range(self.retries + 1):
+                    reply = slot.ask(request)
+                    if self.cancelled.is_set():
+                        return
+                    if not reply.get("died"):
+                        break
                 reply["attempts"] = attempt + 1
                 with lock:
                     on_done(key, reply)
@@ -114,6 +120,14 @@ class LocalPool:
         for thread in threads:
             thread.start()
         try:
+            for item in _then(requests, [stop] * len(threads)):
+                while True:  # a timed put: Ctrl-C reaches this thread while the queue is full
+                    try:
+                        todo.put(item, timeout=0.2)
+                        break
+                    except queue.Full:
+                        if not any(t.is_alive() for t in threads):
+                            return
             for thread in threads:
                 while thread.is_alive():
                     thread.join(0.2)

@@ -21,7 +21,7 @@ import os
 import shutil
 import uuid
 
-__all__ = ["UNIT_FILE", "DatasetStore", "publish", "scratch_beside"]
+__all__ = ["UNIT_FILE", "DatasetStore", "publish", "scratch_beside", "scratch_owner"]
 
 UNIT_FILE = "unit.json"
 SCRATCH_PREFIX = ".tmp-"
@@ -34,6 +34,19 @@ def scratch_beside(final: str) -> str:
     path = os.path.join(parent, f"{SCRATCH_PREFIX}{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     os.mkdir(path)
     return path
+
+
+def scratch_owner(entry: str) -> tuple[str, int] | None:
+    """``(final folder name, pid)`` of a scratch folder's name (:func:`scratch_beside`, or an old folder
+    :func:`publish` moved aside), else None."""
+    if not entry.startswith(SCRATCH_PREFIX):
+        return None
+    body = entry[len(SCRATCH_PREFIX):].removesuffix("-old")
+    name, _, rest = body.rpartition("-")  # the random part
+    name, _, pid = name.rpartition("-")
+    if not name or not pid.isdigit() or len(rest) != 8:
+        return None
+    return name, int(pid)
 
 
 def publish(scratch: str, final: str) -> None:
@@ -104,20 +117,26 @@ class DatasetStore:
         record = read_json(os.path.join(self.bake_dir(bake), "bake.json"))
         return isinstance(record, dict) and record.get("fingerprint") == bake.fingerprint
 
-    def remove_scratch(self, only=None) -> list[str]:
-        """Delete scratch folders left by killed runs (``only``: those beside these final folders);
-        returns them."""
+    def remove_scratch(self, finals) -> list[str]:
+        """Delete the scratch folders that killed runs left beside ``finals`` (final unit or bake
+        folders); returns them. One directory listing per parent folder, a set lookup per entry: the
+        work grows with the folders named, not with the dataset around them."""
         removed = []
-        keep = None if only is None else {(os.path.dirname(p), os.path.basename(p)) for p in only}
-        for parent, dirs, _files in os.walk(self.root):
-            for name in list(dirs):
-                mine = keep is None or any(parent == d and name.startswith(f"{SCRATCH_PREFIX}{b}-")
-                                           for d, b in keep)
-                if name.startswith(SCRATCH_PREFIX) and mine:
-                    shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
-                    removed.append(os.path.join(parent, name))
-                    dirs.remove(name)
-        return removed
+        by_parent: dict = {}
+        for final in finals:
+            parent, name = os.path.split(final)
+            by_parent.setdefault(parent, set()).add(name)
+        for parent, names in by_parent.items():
+            try:
+                entries = os.listdir(parent)
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                owner = scratch_owner(entry)
+                if owner is not None and owner[0] in names:
+                    shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+                    removed.append(os.path.join(parent, entry))
+        return sorted(removed)
 
     def job_record(self) -> dict | None:
         return read_json(os.path.join(self.root, "job.json"))

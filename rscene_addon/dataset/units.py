@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass
 
+from ..render.outputs import manifest_filename
 from ..sensors.frame_chunks import chunk as take_chunk
 from .job import Job, JobScene, Variation
 
@@ -77,6 +78,11 @@ class Unit:
     def chunk(self) -> str:
         return f"{self.k}/{self.n}"
 
+    @property
+    def manifest_name(self) -> str:
+        """The render command's manifest of this unit's ``--chunk K/N`` (in its folder)."""
+        return manifest_filename((self.k, self.n))
+
 
 def plan_units(job: Job, scene_digests: dict | None = None) -> tuple[list[Bake], list[Unit]]:
     """Every bake and unit of ``job``, in order (scene, variation, chunk). ``scene_digests`` maps a scene
@@ -110,5 +116,5 @@ def unit_task(job: Job, unit: Unit) -> dict:
     return {"unit": unit.id, "fingerprint": unit.fingerprint, "bake": unit.bake.task(),
             "bake_key": unit.bake.key, "scene_path": unit.bake.scene.path, "seed": unit.bake.variation.seed,
             "frames_spec": job.frames_spec, "frames": list(unit.frames), "chunk": unit.chunk,
-            "manifest": f"manifest_chunk{unit.k}-of-{unit.n}.json", "samples": job.samples,
+            "manifest": unit.manifest_name, "samples": job.samples,
             "device": job.device, "sensors": list(job.sensors), "options": options}

@@ -59,7 +59,7 @@ def dataset_arrays(out: Path) -> dict:
     for path in sorted(out.rglob("*")):
         rel = path.relative_to(out).as_posix()
         if not path.is_file() or rel.startswith(("bakes/", "logs/")) or path.name in (
-                "unit.json", "log.txt", "job.json", "dataset.json") or path.name.startswith("manifest_") \
+                "unit.json", "log.txt", "job.json", "dataset.json", "units.jsonl") or path.name.startswith("manifest_") \
                 or path.suffix == ".exr":
             continue
         files[rel] = png_pixels(path) if path.suffix == ".png" else path.read_bytes()

@@ -8,8 +8,10 @@ import os
 import signal
 import time
 
+import numpy as np
 import pytest
 
+from rscene_addon import dataset
 from rscene_addon.sensors.noise import variation_seed
 from tests.blender.dataset_helpers import (dataset_arrays, dataset_command, dataset_popen, tiny_scene,
                                            unit_folders, write_job)
@@ -39,17 +41,28 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
     assert len(arrays_one) == 2 * 4 * 10  # 2 variations x 4 frames x (camera 6 + lidar 3 + IMU 1 files)
     assert arrays_one.keys() == arrays_two.keys()
     assert [k for k in arrays_one if arrays_one[k] != arrays_two[k]] == []
-    manifests = [json.loads((tmp_path / d / "dataset.json").read_text()) for d in ("one", "two")]
-    assert manifests[0]["datasets"] == manifests[1]["datasets"]
-    assert manifests[0]["complete"] and manifests[0]["failures"] == []
+    info = json.loads((tmp_path / "one" / "dataset.json").read_text())
+    assert info["complete"] and info["failures"] == [] and info["units"]["complete"] == 4
+    loaded = [dataset.load(tmp_path / d) for d in ("one", "two")]
+    merged = [{v: data.manifest("tiny", v) for v in ("seed1", "seed2")} for data in loaded]
+    assert merged[0] == merged[1]
     # the variation's seed reaches the noise: the IMU record's noiseSeed=7 becomes variation_seed(7, seed)
-    for entry in manifests[0]["datasets"]:
-        imu = entry["manifest"]["sensors"]["/World/Props/CrateA/Imu"]
-        assert imu["properties"]["noise"]["seed"] == variation_seed(7, entry["seed"])
-        assert entry["manifest"]["metadata"]["variation_seed"] == entry["seed"]
-        frames = entry["manifest"]["sensors"]["/World/Camera"]["frames"]
+    for variation, seed in (("seed1", 1), ("seed2", 2)):
+        manifest = merged[0][variation]
+        imu = manifest["sensors"]["/World/Props/CrateA/Imu"]
+        assert imu["properties"]["noise"]["seed"] == variation_seed(7, seed)
+        assert manifest["metadata"]["variation_seed"] == seed
+        frames = manifest["sensors"]["/World/Camera"]["frames"]
         assert [f["frame"] for f in frames] == [1, 2, 3, 4]
-        assert frames[2]["outputs"][0]["path"].startswith(f"tiny/{entry['variation']}/chunk0002-of-0002/")
+        assert frames[2]["outputs"][0]["path"].startswith(f"tiny/{variation}/chunk0002-of-0002/")
+    # the loader's frames: the manifest's calibration and the files' arrays
+    cams = list(loaded[0].frames(sensor="/World/Camera"))
+    assert [(f.variation, f.frame) for f in cams] == [(v, n) for v in ("seed1", "seed2") for n in (1, 2, 3, 4)]
+    camera = merged[0]["seed1"]["sensors"]["/World/Camera"]
+    assert cams[0].K.tolist() == camera["intrinsics"]["K"] and cams[0].resolution == (32, 24)
+    assert cams[2].camera_to_world.tolist() == camera["frames"][2]["camera_to_world_opencv"]
+    depth = cams[2].read("depth.npy")
+    assert depth.shape == (24, 32) and depth.tobytes() == np.load(cams[2].paths["depth.npy"]).tobytes()
     imu = "tiny/{}/chunk0001-of-0002/World.Props.CrateA.Imu/imu_00001.csv"
     assert arrays_one[imu.format("seed1")] != arrays_one[imu.format("seed2")]
     depth = "tiny/{}/chunk0001-of-0002/World.Camera/depth_00001.npy"
@@ -57,6 +70,14 @@ def test_two_workers_make_the_same_dataset_as_one(tmp_path):
     # a rerun finds every unit complete and makes nothing
     again = dataset_command(job, "--out", tmp_path / "one")
     assert again.returncode == 0 and "4 already complete, 0 to make" in again.stdout
+    # a job without seed 2 keeps seed 1's units, says why it needs --resume, and points at seed 2's folder
+    fewer = write_job(tmp_path, 'frames = "1-4"\nchunk = 2\nvariations = [{seed = 1}]\n')
+    refused = dataset_command(fewer, "--out", tmp_path / "one")
+    assert refused.returncode == 1 and "scene files or variations changed; 2 of 2 unit(s) still match" in refused.stdout
+    resumed = dataset_command(fewer, "--out", tmp_path / "one", "--resume")
+    assert resumed.returncode == 0 and "2 already complete, 0 to make" in resumed.stdout
+    assert "note: 2 folder(s) in" in resumed.stdout and "tiny/seed2" in resumed.stdout
+    assert "bakes/tiny/seed2" in resumed.stdout and " MB)" in resumed.stdout
 
 
 def test_resume_after_a_killed_run_makes_only_the_missing_units(tmp_path):
@@ -84,7 +105,7 @@ def test_resume_after_a_killed_run_makes_only_the_missing_units(tmp_path):
     assert not [p for p in out.rglob(".tmp-*")]
     manifest = json.loads((out / "dataset.json").read_text())
     assert manifest["complete"] and manifest["units"] == {"total": 6, "complete": 6, "failed": 0}
-    assert manifest["datasets"][0]["manifest"]["metadata"]["frames"] == [1, 2, 3, 4, 5, 6]
+    assert dataset.load(out).manifest("tiny", "base")["metadata"]["frames"] == [1, 2, 3, 4, 5, 6]
 
 
 def test_a_bad_scene_fails_its_units_and_the_rest_completes(tmp_path):
@@ -94,13 +115,13 @@ def test_a_bad_scene_fails_its_units_and_the_rest_completes(tmp_path):
     result = dataset_command(job, "--out", tmp_path / "out", "--workers", "2")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "bake of bad/base failed" in result.stdout
+    assert "bad.rscene:2" in result.stdout  # the scene file's line reaches the terminal, not only dataset.json
     assert "dataset: 2/4 unit(s) complete, 2 failed" in result.stdout
     manifest = json.loads((tmp_path / "out" / "dataset.json").read_text())
     assert manifest["complete"] is False
     assert [f["unit"] for f in manifest["failures"]] == ["bad/base/chunk0001-of-0002", "bad/base/chunk0002-of-0002"]
     assert all("bad.rscene:2" in f["error"] for f in manifest["failures"]), manifest["failures"]
-    good = [e for e in manifest["datasets"] if e["scene"] == "tiny"][0]
-    assert good["manifest"]["metadata"]["frames"] == [1, 2]
+    assert dataset.load(tmp_path / "out").manifest("tiny", "base")["metadata"]["frames"] == [1, 2]
     assert [p.parent.name for p in unit_folders(tmp_path / "out")] == ["base", "base"]
 
 
@@ -133,12 +154,13 @@ def test_slices_of_a_job_share_a_folder_and_a_last_run_merges_them(tmp_path):
     assert first.returncode == 0, first.stdout + first.stderr
     assert "slice 1/2: 1 of 2 unit(s)" in first.stdout
     assert [p.name for p in unit_folders(out)] == ["chunk0001-of-0002"]
+    assert "a last run without --chunk writes the index" in first.stdout and not (out / "dataset.json").exists()
     second = dataset_command(job, "--out", out, "--chunk", "2/2")
     assert second.returncode == 0, second.stdout + second.stderr
     merged = dataset_command(job, "--out", out)
     assert merged.returncode == 0 and "2 already complete, 0 to make" in merged.stdout
     manifest = json.loads((out / "dataset.json").read_text())
-    assert manifest["complete"] and manifest["datasets"][0]["manifest"]["metadata"]["frames"] == [1, 2]
+    assert manifest["complete"] and dataset.load(out).manifest("tiny", "base")["metadata"]["frames"] == [1, 2]
     assert dataset_command(job, "--out", out, "--chunk", "3/2").returncode == 1
 
 

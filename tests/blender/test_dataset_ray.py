@@ -95,3 +95,6 @@ def test_a_worker_killed_mid_unit_is_retried_and_the_dataset_is_the_same(tmp_pat
     arrays = dataset_arrays(tmp_path / "out")
     assert arrays.keys() == single_process.keys()
     assert [k for k in arrays if arrays[k] != single_process[k]] == []
+    # the nodes cleaned up: the killed worker's scratch and every bake copy of the run are gone
+    assert [p.name for p in units_scratch.iterdir() if f".{victim}" in p.name] == []
+    assert list((scratch / "bakes").iterdir()) == []

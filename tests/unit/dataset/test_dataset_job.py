@@ -40,6 +40,7 @@ range = true
 num_cpus = 2
 num_gpus = 0.5
 max_retries = 4
+window = 64
 """))
     assert [s.name for s in job.scenes] == ["one", "two", "one_2", "demo"]
     assert [s.path for s in job.scenes][:2] == [str(tmp_path / "a/one.rscene"), str(tmp_path / "a/two.rscene")]
@@ -50,6 +51,7 @@ max_retries = 4
     assert job.sensors == ("/World/Camera",) and job.products == ("rgb", "depth")
     assert (job.units_per_process, job.retries, job.num_cpus, job.num_gpus, job.threads) == (7, 4, 2.0, 0.5, 3)
     assert job.render == {"rgb_bits": 16, "range": True}
+    assert job.window == 64 and "window" not in job.settings()  # how units are scheduled, not what they make
 
 
 def test_defaults_without_variations(tmp_path):
@@ -125,3 +127,23 @@ def test_products_are_the_render_commands_own(tmp_path):
     with pytest.raises(JobError) as info:
         load_job(write(tmp_path, 'scenes = "s.rscene"\nframes = 2\nproducts = ["rgb", "x-ray"]\n', "bad.toml"))
     assert "bad.toml" in str(info.value) and "products" in str(info.value) and "x-ray" in str(info.value)
+
+
+def test_a_scene_in_a_glob_and_a_table_keeps_the_tables_variations(tmp_path):
+    scenes(tmp_path, "s/a.rscene", "s/b.rscene")
+    job = load_job(write(tmp_path, 'scenes = ["s/*.rscene", "s/a.rscene", {path = "s/a.rscene", variations = '
+                                   '[{seed = 4}, {seed = 5}]}]\nframes = "1"\nvariations = [{seed = 1}]\n'))
+    assert [(s.name, [v.seed for v in s.variations]) for s in job.scenes] == [("a", [4, 5]), ("b", [1])]
+    # the same order whichever entry comes first
+    job = load_job(write(tmp_path, 'scenes = [{path = "s/a.rscene", variations = [{seed = 4}]}, "s/a.rscene"]\n'
+                                   'frames = "1"\n'))
+    assert [(s.name, [v.seed for v in s.variations]) for s in job.scenes] == [("a", [4])]
+
+
+def test_a_scene_in_two_tables_with_other_variations_is_an_error(tmp_path):
+    scenes(tmp_path, "a.rscene")
+    with pytest.raises(JobError) as error:
+        load_job(write(tmp_path, 'scenes = [{path = "a.rscene", variations = [{seed = 1}]}, '
+                                 '{path = "a.rscene", variations = [{seed = 2}]}]\nframes = "1"\n'))
+    assert error.value.problems == ["job.toml: scenes[1].path: a.rscene is also listed at scenes[0].path with "
+                                    "other variations ([seed1] there, [seed2] here): list it once"]

@@ -49,8 +49,13 @@ def test_scratch_of_a_killed_run_is_removed(tmp_path):
     store = DatasetStore(tmp_path / "out")
     left = scratch_beside(store.unit_dir(units[1]))
     (tmp_path / left / "rgb_00003.png").write_bytes(b"half")
-    removed = store.remove_scratch()
-    assert removed == [left] and not os.path.exists(left)
+    moved_aside = os.path.join(os.path.dirname(left), f".tmp-{os.path.basename(store.unit_dir(units[0]))}-12-abcdef01-old")
+    os.mkdir(moved_aside)  # an older unit folder publish() renamed away before it was killed
+    unrelated = os.path.join(os.path.dirname(left), ".tmp-notes")
+    os.mkdir(unrelated)
+    removed = store.remove_scratch([store.unit_dir(u) for u in units])
+    assert removed == sorted([left, moved_aside]) and not os.path.exists(left)
+    assert os.path.isdir(unrelated)  # not a scratch folder of ours
 
 
 def test_write_json_leaves_no_temporary_file(tmp_path):
@@ -95,3 +100,26 @@ def test_a_bake_made_first_by_another_process_is_kept(tmp_path):
     publish_bake(third, final, "f2")  # a stale bake of an older job is replaced
     assert json.loads((tmp_path / "bake" / "bake.json").read_text()) == {"fingerprint": "f2"}
     assert sorted(os.listdir(tmp_path)) == ["bake"]
+
+
+def test_scratch_names_give_their_final_folder_and_process():
+    from rscene_addon.dataset.store import scratch_owner
+    assert scratch_owner(".tmp-chunk0001-of-0002-4242-0123abcd") == ("chunk0001-of-0002", 4242)
+    assert scratch_owner(".tmp-s_seed1_chunk0001-of-0002.77-77-0123abcd-old") == ("s_seed1_chunk0001-of-0002.77", 77)
+    assert scratch_owner("chunk0001-of-0002") is None
+    assert scratch_owner(".tmp-x") is None and scratch_owner(".tmp-x-12-short") is None
+
+
+def test_slice_cleanup_work_does_not_grow_with_the_rest_of_the_tree(tmp_path, monkeypatch):
+    """The folders a slice lists are its units' parents, however many other scenes the tree holds."""
+    units = _units(tmp_path)
+    store = DatasetStore(tmp_path / "out")
+    for i in range(200):  # other scenes' unit folders, each with files inside
+        os.makedirs(os.path.join(store.root, f"other{i}", "base", "chunk0001-of-0002", "cam"))
+    os.makedirs(store.unit_dir(units[0]))
+    listed = []
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p: listed.append(p) or real(p))
+    monkeypatch.setattr(os, "walk", None)  # no walking at all
+    assert store.remove_scratch([store.unit_dir(units[0])]) == []
+    assert listed == [os.path.dirname(store.unit_dir(units[0]))]
