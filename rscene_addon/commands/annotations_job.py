@@ -5,8 +5,8 @@ import glob
 import json
 import os
 
-from ..render.outputs import merge_manifests
-from ..sensors.annotations import export_annotations
+from ..products.outputs import merge_manifests
+from ..products.annotations import export_annotations
 
 
 def export_folder(out_dir: str, coco: bool, bop: bool, sensors=None) -> int:

@@ -16,11 +16,11 @@ import sys
 import time
 
 from ..model import FormatError
-from ..sensors.frame_chunks import chunk as take_chunk
-from ..sensors.frame_chunks import parse_frame_range
-from ..sensors.annotations import export_annotations, requested, with_needed_products
-from ..render.outputs import parse_chunk
-from ..render.plan import RenderOptions, parse_products, split_names
+from ..products.chunks import chunk as take_chunk
+from ..products.chunks import parse_frame_range
+from ..products.annotations import export_annotations, requested, with_needed_products
+from ..products.chunks import parse_chunk
+from ..products.plan import RenderOptions, parse_products, split_names
 
 __all__ = ["add_arguments", "main", "open_scene", "run_render_cli"]
 

@@ -91,7 +91,7 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
     """Render ``task`` (one unit) from the baked ``blend`` into ``unit_dir`` (scratch folder, then
     renamed); returns the unit record written to its ``unit.json`` (with ``extra`` added)."""
     from ..commands.render_job import run_render_cli
-    from ..render.plan import RenderOptions
+    from ..products.plan import RenderOptions
     from .store import UNIT_FILE
     scratch = scratch_beside(unit_dir)
     log = os.path.join(scratch, "log.txt")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..render.outputs import merge_manifests
+from ..products.outputs import merge_manifests
 from .store import read_json
 
 __all__ = ["DATASET_FORMAT", "dataset_manifest"]

@@ -11,8 +11,8 @@ import argparse
 import importlib.util
 import os
 
-from ..render.outputs import parse_chunk
-from ..sensors.frame_chunks import chunk as take_chunk
+from ..products.chunks import parse_chunk
+from ..products.chunks import chunk as take_chunk
 from .job import JobError, load_job
 from .merge import dataset_manifest
 from .progress import Progress

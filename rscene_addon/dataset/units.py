@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..sensors.frame_chunks import chunk as take_chunk
+from ..products.chunks import chunk as take_chunk
 from .job import Job, JobScene, Variation
 
 __all__ = ["Bake", "Unit", "bake_frames", "plan_units"]

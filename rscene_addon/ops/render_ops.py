@@ -77,7 +77,7 @@ def _products(settings):
         chosen.add("cryptomatte")
     if chosen == DEFAULT_PRODUCTS:
         return None
-    from ..sensors.annotations import with_needed_products
+    from ..products.annotations import with_needed_products
     wanted = {name for name in ("coco", "bop") if getattr(settings, name, False)}
     return frozenset(with_needed_products(chosen | wanted) - wanted)  # what COCO / BOP read
 
@@ -111,7 +111,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
 
     def _make_job(self, context):
         from ..render.pipeline import RenderJob
-        from ..render.plan import RenderOptions
+        from ..products.plan import RenderOptions
         scene = context.scene
         settings = _settings(context)
         start, end = scene.frame_start, scene.frame_end
@@ -231,7 +231,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         coco, bop = bool(getattr(settings, "coco", False)), bool(getattr(settings, "bop", False))
         if not (coco or bop) or result.get("cancelled") or not result.get("out_dir"):
             return
-        from ..sensors.annotations import export_annotations
+        from ..products.annotations import export_annotations
         try:
             export_annotations(result["out_dir"], coco, bop, report=lambda line: self.report({"INFO"}, line))
         except (OSError, ValueError, KeyError) as exc:

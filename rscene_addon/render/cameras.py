@@ -72,10 +72,11 @@ from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.pixel_truth import visibility
 from ..sensors.writers import write_npy
-from . import compat, cryptomatte, exr
+from ..products import cryptomatte
+from . import compat, exr
 from .ids import GEOMETRY_TYPES
 from .poses import RAISIM_TO_GL
-from .segmentation import boxes_2d
+from ..products.segmentation import boxes_2d
 
 __all__ = ["BACKGROUND_DEPTH", "CameraRenderer", "CameraRig", "intrinsics_of_blender_camera"]
 

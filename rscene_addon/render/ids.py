@@ -14,7 +14,7 @@ from __future__ import annotations
 import bpy
 
 from .scene_state import SceneState
-from .segmentation import MAX_PASS_INDEX, Entity, IdTable
+from ..products.segmentation import MAX_PASS_INDEX, Entity, IdTable
 
 __all__ = ["EntityIndex", "build_entities"]
 

@@ -23,20 +23,21 @@ import bpy
 import numpy as np
 
 from ..blender import sources as source_texts
-from ..sensors.frame_chunks import parse_frame_range
+from ..products.chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
-from . import plan as plan_mod
+from ..products import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .caster import CasterCache, TriangleGatherer
 from .geometry_pass import GeometryPass, camera_products, needs_geometry
 from .ids import EntityIndex
-from .outputs import RenderManifest, manifest_filename
+from ..products.chunks import manifest_filename
+from ..products.outputs import RenderManifest
 from .poses import PoseTable, source_for
 from .raycast import LIDAR_DTYPE, pattern_for, sweep
 from .scene_state import SceneState
-from .timing import FrameClock, pose_to_pq, tick_range
+from ..products.timing import FrameClock, pose_to_pq, tick_range
 
 __all__ = ["RenderJob", "load_document", "render_scene"]
 

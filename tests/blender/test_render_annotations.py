@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from rscene_addon.commands.render_job import run_render_cli
-from rscene_addon.render.plan import RenderOptions
-from rscene_addon.sensors.annotations import with_needed_products
+from rscene_addon.products.plan import RenderOptions
+from rscene_addon.products.annotations import with_needed_products
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures
     _session_registration, render_env, write_scene)
 from tests.blender.test_render_truths import (

@@ -9,7 +9,7 @@ from rscene_addon.dataset.job import load_job
 from rscene_addon.dataset.merge import dataset_manifest
 from rscene_addon.dataset.store import DatasetStore, write_json
 from rscene_addon.dataset.units import plan_units
-from rscene_addon.render.outputs import RenderManifest
+from rscene_addon.products.outputs import RenderManifest
 from rscene_addon.sensors.intrinsics import CameraIntrinsics
 
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import rscene
-from rscene_addon.render import outputs, plan, segmentation, timing
+from rscene_addon.products import outputs, plan, segmentation, timing
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_to_matrix
 from rscene_addon.sensors.manifest import Manifest
 
-PURE = ("render.plan", "render.segmentation", "render.outputs", "render.timing", "commands.render_job")
+PURE = ("render", "commands.render_job")  # the products package is covered by test_pure_imports
 
 
 def test_bpy_free_render_modules_import_without_blender():
