@@ -1,0 +1,152 @@
+"""The render contract: ``render.run`` returns a result or raises a typed error; a product added as one
+table row (``material``); files readable by tools nobody here wrote (OpenImageIO, OpenCV).
+
+Independent truths: the materials assigned here by hand and Blender's own BVHTree ray casts through
+pixel centres (which object a pixel sees); OpenImageIO (bundled with Blender) and OpenCV (a test-only
+reference: ``opencv-python-headless``) decoding our EXR and PNG files.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+from rscene_addon.formats.png import encode_image
+from rscene_addon.products.exr_file import write_exr
+from rscene_addon.products.plan import RenderOptions
+from rscene_addon.products.request import RenderError, RenderRequest
+from rscene_addon.render import exr, render_scene, run
+from tests.blender.test_render_ground_truth import CUBE_FACES, CUBE_VERTS, _camera, _mesh_object
+from tests.blender.test_render_support import _session_registration, render_env  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.usefixtures("render_env")
+
+
+def _cv2():
+    """OpenCV, a test-only reference: required in CI, skipped with the reason elsewhere. Its EXR codec
+    is off unless OPENCV_IO_ENABLE_OPENEXR is set before the import."""
+    os.environ.setdefault("OPENCV_IO_ENABLE_OPENEXR", "1")
+    try:
+        import cv2
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("opencv-python-headless is not installed in this environment (scripts/setup.sh installs "
+                    "it into the bpy environments as a test-only reference)")
+    return cv2
+
+
+def _material(name):
+    mat = bpy.data.materials.new(name)
+    return mat
+
+
+def test_material_product_gives_each_pixel_its_surface_material(tmp_path):
+    """Two boxes side by side, the left one with two materials (top face 'Lid', the rest 'Body'), the
+    right one with 'Other', the wall with none: each pixel's material is the hit face's."""
+    left = _mesh_object("Left", CUBE_VERTS, CUBE_FACES, location=(0, 0.7, 0))
+    right = _mesh_object("Right", CUBE_VERTS, CUBE_FACES, location=(0, -0.7, 0))
+    _mesh_object("Wall", [(3, -6, -4), (3, 6, -4), (3, 6, 3), (3, -6, 3)], [(0, 1, 2, 3)])
+    for name in ("Body", "Lid"):
+        left.data.materials.append(_material(name))
+    right.data.materials.append(_material("Other"))
+    top = next(p for p in left.data.polygons if p.normal.z > 0.5)
+    top.material_index = 1
+    _camera("Eye", (-4, 0, 2.0), (math.radians(65), 0.0, math.radians(-90)), 80, 60, lens=35)
+    scene = bpy.context.scene
+    out = tmp_path / "out"
+    render_scene(scene, out, [1], sensors="Eye", options=RenderOptions(products={"segmentation", "material"}))
+    manifest = json.loads((out / "manifest.json").read_text())
+    names = manifest["metadata"]["materials"]
+    material = np.load(out / "Eye/material_00001.npy")
+    instance = np.load(out / "Eye/instance_00001.npy")
+    assert material.dtype == np.int32 and material.shape == (60, 80)
+    by_name = {name: int(i) for i, name in names.items()}
+    assert sorted(by_name) == sorted(m.name for m in bpy.data.materials)
+    seen = {names[str(v)] if v >= 0 else None for v in np.unique(material)}
+    assert {"Body", "Lid", "Other", None} <= seen  # the wall has no material: -1
+
+    # truth: cast Blender's own rays through the pixel centres at the objects, read the face's material
+    from mathutils import Vector
+    from mathutils.bvhtree import BVHTree
+    k = np.array(manifest["sensors"]["Eye"]["intrinsics"]["K"])
+    c2w = np.array(manifest["sensors"]["Eye"]["frames"][0]["camera_to_world_opencv"])
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    trees = {ob.name: (BVHTree.FromObject(ob, depsgraph), ob) for ob in (left, right)}
+    checked = 0
+    for v in range(0, 60, 3):
+        for u in range(0, 80, 3):
+            d = c2w[:3, :3] @ np.array([(u + 0.5 - k[0, 2]) / k[0, 0], (v + 0.5 - k[1, 2]) / k[1, 1], 1.0])
+            best = None
+            for tree, ob in trees.values():
+                inv = np.array(ob.matrix_world.inverted())
+                o = inv[:3, :3] @ c2w[:3, 3] + inv[:3, 3]
+                hit = tree.ray_cast(Vector(o), Vector(inv[:3, :3] @ d))
+                if hit[0] is not None and (best is None or hit[3] < best[0]):
+                    best = (hit[3], ob, hit[2])
+            if best is None:
+                continue
+            _, ob, face = best
+            # a pixel seeing an edge may round to the neighbouring face: compare where the ids agree
+            if instance[v, u] < 0:
+                continue
+            expected = ob.material_slots[ob.data.polygons[face].material_index].material.name
+            if names.get(str(material[v, u])) == expected:
+                checked += 1
+            else:
+                near_edge = any(names.get(str(material[vv, uu])) == expected
+                                for vv in range(max(v - 1, 0), min(v + 2, 60))
+                                for uu in range(max(u - 1, 0), min(u + 2, 80)))
+                assert near_edge, (u, v, expected, material[v, u])
+    assert checked > 50
+
+
+def test_run_raises_a_typed_error_with_the_scene_diagnostics(tmp_path):
+    bad = tmp_path / "bad.rscene"
+    bad.write_text("# a scene\ngroup /A\n", encoding="utf-8")  # no header line
+    with pytest.raises(RenderError) as info:
+        run(RenderRequest(str(bad), str(tmp_path / "out"), "1"))
+    assert str(bad) in info.value.message and info.value.diagnostics
+    assert "bad.rscene" in info.value.diagnostics[0]
+    with pytest.raises(RenderError, match="no such file"):
+        run(RenderRequest(str(tmp_path / "missing.rscene"), str(tmp_path / "out")))
+    with pytest.raises(RenderError, match="chunk"):
+        RenderRequest(str(bad), str(tmp_path / "out"), chunk="3/2")
+
+
+def test_depth_exr_reads_back_equal_in_openimageio_and_opencv(tmp_path):
+    rng = np.random.default_rng(3)
+    depth = rng.uniform(0.05, 80.0, (45, 67)).astype(np.float32)
+    depth[5:20, 10:30] = np.inf  # background
+    path = str(tmp_path / "depth.exr")
+    write_exr(path, {"Y": depth})
+    assert np.array_equal(exr.read_image(path)[..., 0], depth)
+    cv2 = _cv2()
+    read = cv2.imread(path, cv2.IMREAD_ANYDEPTH)
+    assert read is not None and read.dtype == np.float32 and np.array_equal(read, depth)
+
+
+def test_rendered_depth_exr_equals_the_npy_in_opencv(tmp_path):
+    _mesh_object("Box", CUBE_VERTS, CUBE_FACES)
+    _camera("Eye", (-4, 0, 0.3), (math.radians(88), 0.0, math.radians(-90)), 64, 48, lens=40)
+    out = tmp_path / "out"
+    render_scene(bpy.context.scene, out, [1], sensors="Eye", options=RenderOptions(products={"depth"}))
+    depth = np.load(out / "Eye/depth_00001.npy")
+    assert np.isfinite(depth).sum() > 100
+    cv2 = _cv2()
+    assert np.array_equal(cv2.imread(str(out / "Eye/depth_00001.exr"), cv2.IMREAD_ANYDEPTH), depth)
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+def test_rgb_png_encoder_reads_back_in_openimageio(tmp_path, bits):
+    rng = np.random.default_rng(bits)
+    dtype = np.uint8 if bits == 8 else np.uint16
+    image = rng.integers(0, np.iinfo(dtype).max, (23, 41, 3), endpoint=True).astype(dtype)
+    image[:, :5] = image[:, 5:10]  # runs the filters predict
+    path = tmp_path / "rgb.png"
+    path.write_bytes(encode_image(image, bits))
+    assert np.array_equal(exr.read_image(str(path), "uint8" if bits == 8 else "uint16"), image)
