@@ -28,13 +28,13 @@ import shutil
 import numpy as np
 
 from ..formats.png import encode_grey
-from . import bop, coco
+from . import bop, coco, table
 from ..base.atomic import write_bytes_atomic, write_text_atomic
 
 __all__ = ["PRODUCTS", "export_annotations", "load_manifest", "requested", "with_needed_products"]
 
-PRODUCTS = ("coco", "bop")
-NEEDS = {"coco": ("rgb", "segmentation"), "bop": ("rgb", "depth", "segmentation")}  # render products they read
+PRODUCTS = tuple(p.name for p in table.PRODUCTS.values() if p.sensor == "folder")  # coco, bop
+NEEDS = {name: table.PRODUCTS[name].reads for name in PRODUCTS}  # the render products they read
 BOP_SPLIT = "train_pbr"
 
 
