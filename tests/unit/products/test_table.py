@@ -114,3 +114,18 @@ def test_png_encoder_round_trips_through_the_existing_unfilter(bits, channels):
     assert np.array_equal(back, image)
     if channels == 1:
         assert np.array_equal(png.decode_grey(encode_image(image[..., 0], bits)), image[..., 0])
+
+
+def test_the_manual_lists_every_product_and_the_readme_links_resolve():
+    from pathlib import Path
+    import re
+    root = Path(__file__).resolve().parents[3]
+    manual = (root / "docs/ground_truth.md").read_text(encoding="utf-8")
+    for product in table.PRODUCTS.values():
+        assert f"`{product.name}`" in manual, product.name
+        for layer in product.layers:
+            assert f"{layer.name}.{WRITERS[layer.writer].ext}" in manual, (product.name, layer.name)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 120
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert links and all((root / link).is_file() for link in links)
