@@ -57,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "visibility), cryptomatte, lidar, imu; coco and bop write COCO / BOP annotations "
                              "after the frames (adding what they read). Default: each sensor's own. Without "
                              "rgb no Cycles render runs (annotation only)")
+    parser.add_argument("--annotate-static", action="store_true",
+                        help="COCO/BOP: annotate static background (ground, terrain, static bodies) as objects "
+                             "too (default: it is background)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -138,6 +141,7 @@ def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
                          raycaster=args.raycaster, cryptomatte=args.cryptomatte,
+                         annotate_static=args.annotate_static,
                          products=with_needed_products(args.products))
 
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEPTH_SCALES", "bop_bbox", "camera_entry", "choose_depth_scale", "depth_png", "gt_entry",
-           "gt_info_entry", "mask_png_values", "pose_from_box_corners"]
+from .coco import rle_counts
+
+__all__ = ["DEPTH_SCALES", "bop_bbox", "camera_entry", "coco_annotation", "choose_depth_scale", "depth_png", "diameter", "gt_entry",
+           "gt_info_entry", "mask_png_values", "model_info", "model_ply", "pose_from_box_corners", "symmetries"]
 
 DEPTH_SCALES = (0.1, 1.0, 10.0)  # mm per depth PNG unit, finest first (BOP's PBR images use 0.1)
 _MAX_DEPTH_VALUE = 65535
@@ -144,4 +146,111 @@ def gt_info_entry(visible_mask, full_mask, depth_values) -> dict:
         "px_count_valid": int(np.count_nonzero(np.asarray(depth_values)[full] > 0)),
         "visib_fract": entry["px_count_visib"] / count_all if count_all > 0 else 0.0,
     })
+    return entry
+
+
+# -- models ----------------------------------------------------------------------------------------
+
+_EXACT_DIAMETER_POINTS = 20000
+
+
+def model_ply(vertices_mm, triangles) -> bytes:
+    """A BOP model: binary little-endian PLY, ``vertex`` x y z float32 (mm, model frame) and ``face``
+    ``vertex_indices`` (uchar count, int32 indices), what the toolkit's ``inout.load_ply`` reads."""
+    v = np.ascontiguousarray(vertices_mm, dtype="<f4").reshape(-1, 3)
+    f = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if len(f) and (f.min() < 0 or f.max() >= len(v)):
+        raise ValueError("model triangles index past the vertices")
+    header = ("ply\nformat binary_little_endian 1.0\ncomment rscene_addon BOP model, mm, model frame\n"
+              f"element vertex {len(v)}\nproperty float x\nproperty float y\nproperty float z\n"
+              f"element face {len(f)}\nproperty list uchar int vertex_indices\nend_header\n").encode("ascii")
+    faces = np.zeros(len(f), dtype=[("n", "u1"), ("i", "<i4", (3,))])
+    faces["n"], faces["i"] = 3, f
+    return header + v.tobytes() + faces.tobytes()
+
+
+def diameter(points) -> tuple[float, bool]:
+    """``(largest distance between two points, exact)``: exact up to 20,000 points (in blocks); above,
+    over the points extreme along 2,000 directions (every extreme pair is among them when the
+    model is convex; otherwise a lower bound, returned with ``exact`` False)."""
+    p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    exact = len(p) <= _EXACT_DIAMETER_POINTS
+    if not exact:
+        n = 2000
+        k = np.arange(n) + 0.5
+        phi, theta = np.arccos(1 - 2 * k / n), np.pi * (1 + 5 ** 0.5) * k
+        dirs = np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
+        proj = p @ dirs.T
+        p = p[np.unique(np.concatenate([proj.argmax(axis=0), proj.argmin(axis=0)]))]
+    best = 0.0
+    for i in range(0, len(p), 2048):
+        block = p[i:i + 2048]
+        d2 = ((block[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1)
+        best = max(best, float(d2.max(initial=0.0)))
+    return best ** 0.5, exact
+
+
+def _proper_signed_permutations() -> list[np.ndarray]:
+    out = []
+    for perm in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)):
+        for signs in np.ndindex(2, 2, 2):
+            m = np.zeros((3, 3))
+            m[range(3), perm] = [1 - 2 * s for s in signs]
+            if np.linalg.det(m) > 0:
+                out.append(m)
+    return out
+
+
+def symmetries(primitive: str, size, tolerance: float = 1e-4) -> dict:
+    """BOP ``symmetries_discrete`` (4x4 row-major, mm) / ``symmetries_continuous`` of a primitive of
+    box ``size`` centred in its model frame: a box's rotations that map its extents onto themselves, a
+    sphere's (two axes, as BOP lists them), a cylinder or capsule about z plus the flip about x, a
+    cone about z. Geometric only: a texture that breaks them is not looked at. ``{}`` otherwise."""
+    s = np.asarray(size, dtype=np.float64)
+    same = lambda a, b: abs(a - b) <= tolerance * max(abs(a), abs(b), 1.0)  # noqa: E731
+    z_axis = {"axis": [0, 0, 1], "offset": [0, 0, 0]}
+    flip_x = [1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1]
+    if primitive in ("box", "ground"):
+        found = []
+        for m in _proper_signed_permutations():
+            if np.allclose(np.abs(m) @ s, s, rtol=tolerance, atol=tolerance) and not np.allclose(m, np.eye(3)):
+                t = np.eye(4)
+                t[:3, :3] = m
+                found.append([float(v) + 0.0 for v in t.ravel()])
+        return {"symmetries_discrete": found} if found else {}
+    if primitive == "sphere" and same(s[0], s[1]) and same(s[1], s[2]):
+        return {"symmetries_continuous": [z_axis, {"axis": [1, 0, 0], "offset": [0, 0, 0]}]}
+    if primitive in ("cylinder", "capsule") and same(s[0], s[1]):
+        return {"symmetries_continuous": [z_axis], "symmetries_discrete": [flip_x]}
+    if primitive == "cone" and same(s[0], s[1]):
+        return {"symmetries_continuous": [z_axis]}
+    return {}
+
+
+def model_info(vertices_mm, primitive: str = "") -> dict:
+    """A ``models_info.json`` entry: ``diameter``, ``min_x/y/z``, ``size_x/y/z`` (mm) and the
+    primitive's symmetries."""
+    v = np.asarray(vertices_mm, dtype=np.float64).reshape(-1, 3)
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    d, _ = diameter(v)
+    info = {"diameter": d, "min_x": lo[0], "min_y": lo[1], "min_z": lo[2],
+            "size_x": hi[0] - lo[0], "size_y": hi[1] - lo[1], "size_z": hi[2] - lo[2]}
+    info = {k: float(val) for k, val in info.items()}
+    info.update(symmetries(primitive, hi - lo))
+    return info
+
+
+def coco_annotation(annotation_id: int, im_id: int, obj_id: int, visible_mask, full_mask, info: dict) -> dict:
+    """One ``scene_gt_coco.json`` annotation as the toolkit's ``calc_gt_coco.py`` makes it: uncompressed
+    RLE of the visible mask, the amodal box (the visible one without ``full_mask``), ``ignore`` below 10%
+    visibility."""
+    visible = np.asarray(visible_mask, dtype=bool)
+    box_mask = np.asarray(full_mask, dtype=bool) if full_mask is not None else visible
+    rows, cols = np.flatnonzero(box_mask.any(axis=1)), np.flatnonzero(box_mask.any(axis=0))
+    bbox = [int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1)]
+    entry = {"id": annotation_id, "image_id": im_id, "category_id": obj_id, "iscrowd": 0,
+             "area": int(visible.sum()), "bbox": bbox, "width": visible.shape[1], "height": visible.shape[0],
+             "segmentation": {"counts": [int(c) for c in rle_counts(visible)], "size": list(visible.shape)}}
+    if "visib_fract" in info:
+        entry["ignore"] = bool(info["visib_fract"] < 0.1)
     return entry

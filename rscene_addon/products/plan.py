@@ -108,6 +108,7 @@ class RenderOptions:
     cryptomatte: int = 0
     seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
     threads: int | None = None  # Cycles render threads (None: Blender's automatic, every core)
+    annotate_static: bool = False  # COCO/BOP: annotate static background (ground, terrain, static bodies) too
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):

@@ -16,10 +16,13 @@ from ..base.atomic import atomic_open, write_bytes_atomic, write_text_atomic
 from ..formats.png import encode_image
 from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
+from .bop import model_ply
 from .exr_file import write_exr
 from .table import PRODUCTS
 
-__all__ = ["DEPTH_EXR_CHANNEL", "WRITERS", "Writer", "write_frame"]
+__all__ = ["DEPTH_EXR_CHANNEL", "MODELS_FOLDER", "WRITERS", "Writer", "write_frame", "write_models"]
+
+MODELS_FOLDER = "bop/models"  # BOP's models/ of the run's BOP dataset (annotations.BOP_SPLIT beside it)
 
 DEPTH_EXR_CHANNEL = "Y"  # OpenCV reads a one-channel EXR only as Y (grey) or R/G/B; "Z" reads as zeros
 
@@ -127,4 +130,17 @@ def write_frame(out_dir: str, manifest, spec, frame: int, arrays: dict, options,
             os.makedirs(os.path.dirname(full), exist_ok=True)
             writer.write(full, value)
             written.append(rel)
+    return written
+
+
+def write_models(out_dir: str, models: dict) -> list[str]:
+    """BOP models ``{obj_id: (vertices (V, 3) m in the model frame, triangles (T, 3), primitive)}`` as
+    ``bop/models/obj_{obj_id:06d}.ply`` in mm; returns the relative paths. Every chunk of a run writes
+    the same files (atomically), and ``annotations`` adds ``models_info.json`` from them."""
+    written = []
+    for obj_id, (vertices, triangles, _primitive) in sorted(models.items()):
+        rel = f"{MODELS_FOLDER}/obj_{int(obj_id):06d}.ply"
+        write_bytes_atomic(os.path.join(out_dir, *rel.split("/")),
+                           model_ply(np.asarray(vertices) * 1000.0, triangles), durable=False)
+        written.append(rel)
     return written

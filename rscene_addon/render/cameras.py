@@ -353,6 +353,10 @@ class CameraRenderer:
                 "bbox2d": box["bbox"],
                 "pixels": box["pixels"],
             }
+            if any(m.static for m in members):  # ground, terrain, static bodies: annotations skip them
+                entry["static"] = True
+            if len(members) == 1 and members[0].primitive:
+                entry["primitive"] = members[0].primitive
             if amodal is not None:
                 count_all, box_all = full.get(iid, (box["pixels"], None))
                 entry.update(px_count_all=count_all, px_count_visib=box["pixels"],

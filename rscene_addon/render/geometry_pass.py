@@ -59,7 +59,7 @@ def _visible_instances(depsgraph):
         yield inst, owner
 
 
-def _read_mesh(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(vertices (V, 3) float64, triangles (T, 3) int64, corner normals (T, 3, 3) float32, material
     slot (T,) int32)``, local."""
     mesh = ob.data if ob.type == "MESH" else ob.to_mesh()
@@ -377,7 +377,7 @@ class GeometryPass:
                 key = ob.data.as_pointer() if ob.type == "MESH" and ob.data is not None else None
                 arrays, cache = (frame_meshes.get(key) if key is not None else None), frame_meshes
             if arrays is None:
-                arrays = _read_mesh(ob)
+                arrays = mesh_arrays(ob)
                 if key is not None:
                     cache[key] = arrays
             entity, index = self._pass_index(owner)

@@ -27,12 +27,13 @@ from ..products.chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
 from ..products.table import products_needing
-from ..products.write import write_frame
+from ..products.write import write_frame, write_models
 from ..products import plan as plan_mod
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .caster import CasterCache, TriangleGatherer
 from .geometry_pass import GeometryPass, camera_products, needs_geometry
 from .ids import EntityIndex
+from .models import instance_models
 from ..products.chunks import manifest_filename
 from ..products.outputs import RenderManifest
 from .poses import PoseTable, source_for
@@ -230,6 +231,7 @@ class RenderJob:
             if renderer is not None and cryptomatte:
                 manifest.metadata["cryptomatte"] = renderer.cryptomatte_metadata()
             units = self._units(cameras)
+            want_models = bool(cameras) and "bop" in (self.options.products or ())
             if geometric and any("material" in s.products for s in cameras):
                 manifest.metadata["materials"] = {str(i): name for i, name in enumerate(geometry.materials)}
             needed = set()
@@ -253,6 +255,10 @@ class RenderJob:
                 sc.frame_set(frame)
                 t_start = self.clock.time(frame)
                 depsgraph = self._depsgraph(view_layer)
+                if want_models:  # BOP models, once: the meshes do not change for rigid instances
+                    want_models = False
+                    models = instance_models(depsgraph, entities, self.options.annotate_static)
+                    written.extend(write_models(self.out_dir, models))
                 boxes = None
                 if any("segmentation" in s.products for s in cameras):
                     boxes = boxes_3d(depsgraph, entities)

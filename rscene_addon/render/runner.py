@@ -91,7 +91,8 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
         if wanted and request.annotate and request.chunk is None and not result.cancelled:
             result.annotations = export_annotations(
                 job.out_dir, "coco" in wanted, "bop" in wanted,
-                report=(lambda line: report("INFO", line)) if report is not None else (lambda line: None))
+                report=(lambda line: report("INFO", line)) if report is not None else (lambda line: None),
+                annotate_static=job.options.annotate_static)
     except RenderError:
         raise
     except FormatError as exc:

@@ -24,14 +24,19 @@ mask_util = pytest.importorskip("pycocotools.mask")
 from pycocotools.coco import COCO  # noqa: E402
 
 
+def _dynamic(record: str) -> str:
+    return record.replace(" static ", " dynamic ", 1)
+
+
 def test_render_products_coco_and_bop_end_to_end(render_env, tmp_path):
     eye = np.array([-1.3, -2.4, 1.9])
     half = np.array([0.7, 0.5, 0.4])
     centre = np.array([0.1, 0.05, 0.4])
     yaw = np.radians(20.0)
     quat = (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
-    box = _object("/World/Box", "box", centre, quat, 2 * half, extra="semanticClass=crate")
-    ball = _object("/World/Ball", "sphere", (0.9, -0.9, 0.3), radius=0.3, extra="semanticClass=ball")
+    # dynamic bodies: static ones are background for COCO/BOP (test_render_contract checks that)
+    box = _dynamic(_object("/World/Box", "box", centre, quat, 2 * half, extra="semanticClass=crate"))
+    ball = _dynamic(_object("/World/Ball", "sphere", (0.9, -0.9, 0.3), radius=0.3, extra="semanticClass=ball"))
     q = _look_quat(eye, centre)
     camera = (f"camera /World/Cam {' '.join(f'{c:g}' for c in eye)} {' '.join(f'{c:.12f}' for c in q)} "
               "50 0.05 100 160 120 rgb true")
@@ -91,7 +96,7 @@ def test_panel_switches_write_coco_and_bop_after_the_operator_run(render_env, tm
     import bpy
 
     from tests.blender.test_render_support import import_scene
-    box = _object("/World/Box", "box", (0.0, 0.0, 0.4), scale=(0.8, 0.6, 0.8), extra="semanticClass=crate")
+    box = _dynamic(_object("/World/Box", "box", (0.0, 0.0, 0.4), scale=(0.8, 0.6, 0.8), extra="semanticClass=crate"))
     camera = f"camera /World/Cam -3 0 1 {' '.join(f'{c:.12f}' for c in _look_quat((-3, 0, 1), (0, 0, 0.4)))} " \
              "50 0.05 100 64 48 rgb true"
     scene = import_scene(tmp_path, box, camera)
