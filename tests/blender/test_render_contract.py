@@ -150,3 +150,83 @@ def test_rgb_png_encoder_reads_back_in_openimageio(tmp_path, bits):
     path = tmp_path / "rgb.png"
     path.write_bytes(encode_image(image, bits))
     assert np.array_equal(exr.read_image(str(path), "uint8" if bits == 8 else "uint16"), image)
+
+
+def test_bop_models_match_the_poses_and_static_background_is_not_an_object(tmp_path):
+    """A turned box (sizes 0.8 x 0.5 x 0.3 m) on a static ground plane beside a static wall. Truths: the
+    record's sizes (extents, diameter, the box's three half turns), the rendered depth back-projected
+    with the manifest's K onto the box's faces through scene_gt's pose, pycocotools decoding
+    scene_gt_coco.json to the mask_visib PNGs (read by the height-map PNG reader)."""
+    from pycocotools.coco import COCO
+
+    from rscene_addon.commands.render_job import run_render_cli
+    from rscene_addon.formats.png import read_grey
+    from rscene_addon.products.annotations import export_annotations, with_needed_products
+    from tests.blender.test_render_support import write_scene
+    from tests.blender.test_render_truths import _look_quat, _object
+    size = np.array([0.8, 0.5, 0.3])
+    yaw = np.radians(25.0)
+    box = _object("/World/Box", "box", (0.0, 0.0, 0.15), (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)), size,
+                  extra="semanticClass=crate").replace(" static ", " dynamic ", 1)
+    ground = _object("/World/Ground", "ground", (0.0, 0.0, 0.0), scale=(20, 20, 1))
+    wall = _object("/World/Wall", "box", (2.5, 0.0, 0.5), scale=(0.2, 4.0, 1.0))  # static body
+    eye = (-1.6, -1.2, 1.3)
+    camera = (f"camera /World/Cam {' '.join(f'{c:g}' for c in eye)} "
+              f"{' '.join(f'{c:.12f}' for c in _look_quat(eye, (0, 0, 0.15)))} 55 0.05 100 128 96 rgb true")
+    out = tmp_path / "out"
+    lines = []
+    options = RenderOptions(products=with_needed_products({"coco", "bop", "amodal"}))
+    assert run_render_cli(write_scene(tmp_path, box, ground, wall, camera), "1", str(out), samples=1,
+                          options=options, print_fn=lines.append, unregister_after=False) == 0, lines
+    listing = json.loads((out / "World.Cam/instances_00001.json").read_text())["instances"]
+    ids = {e["paths"][0]: e["id"] for e in listing}
+    assert {e["paths"][0] for e in listing if e.get("static")} == {"/World/Ground", "/World/Wall"}
+    bop_root = out / "bop"
+    info = json.loads((bop_root / "rscene_bop.json").read_text())
+    assert list(info["objects"]) == [str(ids["/World/Box"])]
+    assert any("static background" in note for note in info["notes"])
+    coco = json.loads((out / "World.Cam/coco_instances.json").read_text())
+    assert {a["instance_id"] for a in coco["annotations"]} == {ids["/World/Box"]}
+
+    # models/ and models_info.json against the record's sizes
+    obj = ids["/World/Box"]
+    assert sorted(p.name for p in (bop_root / "models").iterdir()) == ["models_info.json", f"obj_{obj:06d}.ply"]
+    model_info = json.loads((bop_root / "models/models_info.json").read_text())[str(obj)]
+    mm = size * 1000.0
+    assert [model_info[f"size_{a}"] for a in "xyz"] == pytest.approx(mm, abs=1e-3)
+    assert [model_info[f"min_{a}"] for a in "xyz"] == pytest.approx(-mm / 2, abs=1e-3)
+    assert model_info["diameter"] == pytest.approx(float(np.linalg.norm(mm)), abs=1e-3)
+    turns = sorted(tuple(np.round(np.diag(np.reshape(t, (4, 4)))[:3])) for t in model_info["symmetries_discrete"])
+    assert turns == [(-1, -1, 1), (-1, 1, -1), (1, -1, -1)]  # half turns about z, y, x
+
+    # the pose puts the rendered surface on the model's faces
+    scene = bop_root / "train_pbr/000000"
+    gt = json.loads((scene / "scene_gt.json").read_text())["1"]
+    assert [g["obj_id"] for g in gt] == [obj]
+    r, t = np.reshape(gt[0]["cam_R_m2c"], (3, 3)), np.asarray(gt[0]["cam_t_m2c"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    k = np.array(manifest["sensors"]["/World/Cam"]["intrinsics"]["K"])
+    depth = np.load(out / "World.Cam/depth_00001.npy")
+    instance = np.load(out / "World.Cam/instance_00001.npy")
+    v, u = np.nonzero(instance == obj)
+    assert len(v) > 200
+    rays = np.stack([(u + 0.5 - k[0, 2]) / k[0, 0], (v + 0.5 - k[1, 2]) / k[1, 1], np.ones(len(u))], axis=1)
+    in_model = (rays * depth[v, u, None] * 1000.0 - t) @ r  # R^T (p - t) per row
+    ratio = np.abs(in_model) / (mm / 2)
+    assert ratio.max() < 1 + 1e-4 and np.all(np.abs(ratio.max(axis=1) - 1) < 1e-4)
+
+    # scene_gt_coco.json: pycocotools reads it; masks are mask_visib/, boxes the amodal ones
+    api = COCO(str(scene / "scene_gt_coco.json"))
+    (ann,) = api.loadAnns(api.getAnnIds(imgIds=1))
+    visible = read_grey(str(scene / "mask_visib/000001_000000.png")) > 0
+    full = read_grey(str(scene / "mask/000001_000000.png")) > 0
+    assert ann["category_id"] == obj and np.array_equal(api.annToMask(ann).astype(bool), visible)
+    rows, cols = np.nonzero(full)
+    assert ann["bbox"] == [cols.min(), rows.min(), cols.max() - cols.min() + 1, rows.max() - rows.min() + 1]
+    assert api.loadImgs(1)[0]["file_name"] in ("rgb/000001.jpg", "rgb/000001.png")
+
+    # --annotate-static afterwards: the ground and wall become objects (their models were not written)
+    result = export_annotations(str(out), coco_files=False, report=lambda line: None, annotate_static=True)
+    info = json.loads((bop_root / "rscene_bop.json").read_text())
+    assert set(info["objects"]) == {str(obj), str(ids["/World/Ground"]), str(ids["/World/Wall"])}
+    assert any("no model PLY" in note for note in result["notes"])
