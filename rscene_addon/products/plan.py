@@ -128,6 +128,11 @@ class RenderOptions:
         if self.cryptomatte and not lo <= int(self.cryptomatte) <= hi:
             raise ValueError(f"cryptomatte levels must be 0 (off) or {lo}..{hi}, got {self.cryptomatte}")
 
+    @property
+    def rgb_jpeg(self) -> bool:
+        """RGB also as JPEG (the ``rgb.jpg`` layer): BOP's train_pbr images are JPEG."""
+        return bool(self.products and "bop" in self.products)
+
     def opt_in_products(self) -> tuple:
         """Opt-in products these options ask for."""
         chosen = ("cryptomatte",) if self.cryptomatte else ()

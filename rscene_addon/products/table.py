@@ -69,7 +69,9 @@ _ROWS = (
     Product("rgb", "camera", needs=frozenset({"cycles"}), aliases=("color",),
             summary="colour through the scene's view transform (PNG)",
             layers=(Layer("rgb", "png", "display-referred RGB, {bits}-bit, view transform {view!r}",
-                          "(H, W, 3) uint8 or uint16", noise="image"),)),
+                          "(H, W, 3) uint8 or uint16", noise="image"),
+                    Layer("rgb", "jpg", "the same pixels (8-bit) as baseline JPEG, quality 95, 4:4:4 (BOP's "
+                          "train_pbr images)", "(H, W, 3) uint8", noise="image", option="rgb_jpeg"))),
     Product("depth", "camera", needs=frozenset({"pixel_truth"}),
             summary="planar depth along the optical axis (m)",
             layers=(Layer("depth", "npy", "m, planar depth along +z (OpenCV); background +inf",

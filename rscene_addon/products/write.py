@@ -18,12 +18,14 @@ from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from .bop import model_ply
 from .exr_file import write_exr
+from .jpeg import encode_jpeg
 from .table import PRODUCTS
 
 __all__ = ["DEPTH_EXR_CHANNEL", "MODELS_FOLDER", "WRITERS", "Writer", "write_frame", "write_models"]
 
 MODELS_FOLDER = "bop/models"  # BOP's models/ of the run's BOP dataset (annotations.BOP_SPLIT beside it)
 
+JPEG_QUALITY = 95  # BOP's PBR images are JPEG; the units text of rgb.jpg states it
 DEPTH_EXR_CHANNEL = "Y"  # OpenCV reads a one-channel EXR only as Y (grey) or R/G/B; "Z" reads as zeros
 
 
@@ -74,6 +76,8 @@ WRITERS = {
     "npy": Writer("npy", write_npy),
     "exr": Writer("exr", lambda path, depth: write_exr(path, {DEPTH_EXR_CHANNEL: depth})),
     "png": Writer("png", _write_png),
+    "jpg": Writer("jpg", lambda path, image: write_bytes_atomic(path, encode_jpeg(image, JPEG_QUALITY), durable=False),
+                  lambda image: ((*np.asarray(image).shape[:2], 3), np.dtype(np.uint8))),
     "json": Writer("json", _write_json, lambda v: ((len(v["instances"]),), np.dtype(object))),
     "npz": Writer("npz", _write_npz, lambda v: (np.asarray(v[1]).shape, np.dtype(bool))),
     "points.npy": Writer("npy", _write_points("npy"), lambda v: _array_shape(v["points"])),

@@ -84,7 +84,7 @@ def test_render_products_coco_and_bop_end_to_end(render_env, tmp_path):
     _assert_corner_and_edges(fits, project(model[near]), [project(model[o]) for o in _edge_neighbours(signs, near)])
     masks = sorted(p.name for p in (scene / "mask_visib").iterdir())
     assert masks == ["000001_000000.png", "000001_000001.png"]
-    assert (scene / "rgb" / "000001.png").exists() and (scene / "depth" / "000001.png").exists()
+    assert (scene / "rgb" / "000001.jpg").exists() and (scene / "depth" / "000001.png").exists()
     info = json.loads((out / "bop" / "rscene_bop.json").read_text())
     assert info["objects"][str(ids["/World/Box"])]["size_mm"] == pytest.approx(list(2000 * half), abs=1e-3)
     if not (out / "World.Cam" / "amodal_00001.npz").exists():  # amodal masks are another product's

@@ -129,3 +129,15 @@ def test_the_manual_lists_every_product_and_the_readme_links_resolve():
     assert len(readme.splitlines()) < 120
     links = re.findall(r"\]\((docs/[^)#]+)", readme)
     assert links and all((root / link).is_file() for link in links)
+
+
+def test_jpeg_tables_follow_t81():
+    from rscene_addon.products import jpeg
+    assert jpeg._ZIGZAG[:10].tolist() == [0, 1, 8, 16, 9, 2, 3, 10, 17, 24]
+    assert jpeg._ZIGZAG[-3:].tolist() == [55, 62, 63] and sorted(jpeg._ZIGZAG) == list(range(64))
+    for bits, values in (jpeg._DC_LUMA, jpeg._DC_CHROMA, jpeg._AC_LUMA, jpeg._AC_CHROMA):
+        assert sum(bits) == len(values) == len(set(values))
+    # every (run, size) symbol a block can need is in both AC tables
+    needed = {0x00, 0xF0} | {(run << 4) | size for run in range(16) for size in range(1, 11)}
+    assert needed <= set(jpeg._AC_LUMA[1]) and needed <= set(jpeg._AC_CHROMA[1])
+    assert jpeg._scaled(jpeg._LUMA_Q, 50)[0, 0] == 16 and jpeg._scaled(jpeg._LUMA_Q, 95)[0, 0] == 2
