@@ -237,7 +237,7 @@ class _BopDataset:
         folder = os.path.join(self.root, BOP_SPLIT, f"{scene_id:06d}")
         K = np.asarray(intrinsics["K"], dtype=np.float64)
         cameras, gts, infos = {}, {}, {}
-        amodal_frames, skipped, static = 0, set(), set()
+        amodal_frames, skipped, static, in_image_only = 0, set(), set(), 0
         coco_images, coco_annotations = [], []
         for frame in frames:
             if frame.number < 0:
@@ -278,7 +278,9 @@ class _BopDataset:
                 full = amodal.get(iid) if amodal is not None else None
                 if amodal is not None and full is None:
                     raise ValueError(f"{frame.where('amodal.npz')}: no amodal mask for visible instance {iid}")
-                info = bop.gt_info_entry(visible, full, depth_values)
+                extended = (entry["px_count_all"], entry["bbox_obj"]) if "bbox_obj" in entry else None
+                info = bop.gt_info_entry(visible, full, depth_values, extended)
+                in_image_only += full is not None and extended is None
                 infos[str(frame.number)].append(info)
                 if info["px_count_visib"] > 0 and rgb is not None:  # calc_gt_coco.py's annotation
                     coco_annotations.append(bop.coco_annotation(len(coco_annotations) + 1, frame.number, iid,
@@ -296,6 +298,10 @@ class _BopDataset:
             self.note(f"{name}: amodal masks were not rendered for {len(frames) - amodal_frames} of "
                       f"{len(frames)} frames: mask/, bbox_obj, px_count_all, px_count_valid and visib_fract "
                       "are left out there (only mask_visib/ is written)")
+        if in_image_only:
+            self.note(f"{name}: px_count_all, bbox_obj and visib_fract count the silhouette inside the image "
+                      f"only for {in_image_only} annotations (BOP counts a canvas 3x the image; an object partly "
+                      "outside the frame then gets a visib_fract that is too high)")
         if static:
             self.note(f"{name}: static background {sorted(static)} (ground, terrain, static bodies) is not an "
                       "object: left out (render with --annotate-static to keep it)")
@@ -355,9 +361,9 @@ class _BopDataset:
             "objects": {str(k): v for k, v in sorted(self.objects.items())},
             "model_frame": "the object's own axes, origin at the centre of its bounding box, mm, its scale "
                            "applied (models/obj_XXXXXX.ply); size_mm = bounding box edge lengths",
-            "px_count_all": "pixels of the unoccluded silhouette inside the image only (BOP renders a larger "
-                            "canvas): an object partly outside the frame gets a visib_fract that is too high; "
-                            "bbox_obj is clipped to the image likewise",
+            "px_count_all": "pixels of the unoccluded silhouette on a canvas 3x the image with the image in its "
+                            "middle, as BOP's calc_gt_info.py counts them; bbox_obj likewise (may reach outside "
+                            "the image); px_count_valid inside the image (the notes list any exceptions)",
             "static": "static background is annotated" if self.annotate_static else
                       "static background (ground, terrain, static bodies) is not an object",
             "image_id": "frame number",

@@ -16,8 +16,9 @@ Follows the BOP toolkit's ``docs/bop_datasets_format.md`` (thodan/bop_toolkit): 
 The model frame (BOP: origin at the centre of the model's 3D bounding box) is the object's own axes
 with the origin at the centre of its bounding box, in mm, the object's scale applied:
 :func:`pose_from_box_corners` recovers it from the 8 world-space corners of the object's oriented box
-(Blender's ``bound_box`` order). Silhouettes are limited to the image: ``px_count_all`` does not count
-the part of an object outside the frame (the toolkit renders a larger canvas for that).
+(Blender's ``bound_box`` order). ``px_count_all`` and ``bbox_obj`` count the silhouette on a canvas 3x
+the image, as the toolkit does, when the render gives them (perspective cameras with ``amodal``);
+otherwise inside the image only, as the notes then say.
 """
 from __future__ import annotations
 
@@ -131,17 +132,21 @@ def gt_entry(obj_id: int, model_to_world_r, model_to_world_t, camera_to_world_cv
     return {"cam_R_m2c": _rows(r), "cam_t_m2c": _rows(t * 1000.0), "obj_id": int(obj_id)}
 
 
-def gt_info_entry(visible_mask, full_mask, depth_values) -> dict:
+def gt_info_entry(visible_mask, full_mask, depth_values, extended=None) -> dict:
     """A ``scene_gt_info.json`` entry. ``full_mask`` None (no amodal silhouette rendered) leaves out
-    what needs it (``bbox_obj``, ``px_count_all``, ``px_count_valid``, ``visib_fract``)."""
+    what needs it (``bbox_obj``, ``px_count_all``, ``px_count_valid``, ``visib_fract``). ``extended``
+    ``(px_count_all, bbox_obj)`` of the silhouette on BOP's canvas 3x the image (the renderer's
+    ``render.geometry_pass.amodal``) replaces the counts inside the image."""
     visible = np.asarray(visible_mask, dtype=bool)
     entry = {"bbox_visib": bop_bbox(visible), "px_count_visib": int(visible.sum())}
     if full_mask is None:
         return entry
     full = np.asarray(full_mask, dtype=bool)
-    count_all = int(full.sum())
+    count_all, bbox_obj = int(full.sum()), bop_bbox(full)
+    if extended is not None:
+        count_all, bbox_obj = int(extended[0]), [int(v) for v in extended[1]]
     entry.update({
-        "bbox_obj": bop_bbox(full) if entry["px_count_visib"] > 0 else [-1, -1, -1, -1],
+        "bbox_obj": bbox_obj if entry["px_count_visib"] > 0 else [-1, -1, -1, -1],
         "px_count_all": count_all,
         "px_count_valid": int(np.count_nonzero(np.asarray(depth_values)[full] > 0)),
         "visib_fract": entry["px_count_visib"] / count_all if count_all > 0 else 0.0,

@@ -51,7 +51,7 @@ def _write_json(path, value) -> None:
 
 
 def _write_npz(path, value) -> None:
-    ids, masks = value
+    ids, masks = value[0], value[1]
     with atomic_open(path, "wb", durable=False) as f:
         np.savez_compressed(f, ids=np.asarray(ids, np.int32), masks=np.asarray(masks, bool))
 

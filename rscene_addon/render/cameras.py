@@ -337,8 +337,9 @@ class CameraRenderer:
         listing = []
         boxes = boxes_2d(instance)
         full = {}
+        extended = amodal[2] if amodal is not None and len(amodal) > 2 else {}
         if amodal is not None:
-            for iid, mask in zip(*amodal):
+            for iid, mask in zip(amodal[0], amodal[1]):
                 full[int(iid)] = (int(mask.sum()), boxes_2d(np.where(mask, 0, -1)).get(0))
                 boxes.setdefault(int(iid), {"bbox": None, "pixels": 0})
         for iid, box in sorted(boxes.items()):
@@ -358,10 +359,14 @@ class CameraRenderer:
             if len(members) == 1 and members[0].primitive:
                 entry["primitive"] = members[0].primitive
             if amodal is not None:
-                count_all, box_all = full.get(iid, (box["pixels"], None))
-                entry.update(px_count_all=count_all, px_count_visib=box["pixels"],
-                             visib_fract=visibility(box["pixels"], count_all),
+                count_image, box_all = full.get(iid, (box["pixels"], None))
+                # BOP counts the silhouette on a canvas 3x the image (render.geometry_pass.amodal)
+                count_all, bbox_obj = extended.get(iid, (count_image, None))
+                entry.update(px_count_all=count_all, px_count_all_in_image=count_image,
+                             px_count_visib=box["pixels"], visib_fract=visibility(box["pixels"], count_all),
                              bbox2d_amodal=box_all["bbox"] if box_all else box["bbox"])
+                if bbox_obj is not None:
+                    entry["bbox_obj"] = bbox_obj
             box3d = boxes_3d.get(iid)
             if box3d is not None:
                 entry["bbox3d"] = box3d

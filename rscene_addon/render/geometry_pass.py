@@ -284,18 +284,22 @@ class FrameGeometry:
         return flow.reshape(shape + (2,)).astype(np.float32)
 
     def amodal(self, hits: CameraHits, intrinsics, camera_to_world, instance_image) -> tuple:
-        """``(ids (K,) int32, masks (K, H, W) bool)``: every instance whose unoccluded silhouette
-        covers a pixel centre, cast against that instance alone inside its projected box."""
+        """``(ids (K,) int32, masks (K, H, W) bool, extended)``: every instance whose unoccluded
+        silhouette covers a pixel centre, cast against that instance alone inside its projected box;
+        ``extended`` ``{id: (px_count_all, bbox_obj)}`` counts that silhouette on a canvas 3x the image
+        with the image in its middle, as BOP's ``calc_gt_info.py`` does (``bbox_obj`` ``[x, y, w, h]``,
+        w = last - first column, may reach outside the image); perspective cameras only."""
         h, w = intrinsics.height, intrinsics.width
         tris, ids = self.triangles.triangles, self.triangles.object_ids
         visible = np.asarray(instance_image).ravel()
-        out_ids, out_masks = [], []
+        out_ids, out_masks, extended = [], [], {}
         for iid in np.unique(ids[ids >= 0]) if len(ids) else ():
             own = tris[ids == iid]
             used, remapped = np.unique(own, return_inverse=True)
             verts = self.triangles.vertices[used]
             rows = self._pixels_in_view(intrinsics, camera_to_world, verts, hits.near)
             mask = visible == iid
+            alone = None
             if rows.size:
                 alone = make_caster(SceneTriangles(verts, remapped.reshape(-1, 3),
                                                    np.full(len(own), iid, np.int32)), self.backend)
@@ -308,8 +312,37 @@ class FrameGeometry:
             if mask.any():
                 out_ids.append(int(iid))
                 out_masks.append(mask.reshape(h, w))
+                if intrinsics.projection != "orthographic" and alone is not None:
+                    extended[int(iid)] = self._beyond_the_image(intrinsics, camera_to_world, verts, alone,
+                                                                hits, out_masks[-1])
         masks = np.stack(out_masks) if out_masks else np.zeros((0, h, w), bool)
-        return np.asarray(out_ids, np.int32), masks
+        return np.asarray(out_ids, np.int32), masks, extended
+
+    @staticmethod
+    def _beyond_the_image(intrinsics, camera_to_world, verts, alone, hits, mask) -> tuple[int, list]:
+        """``(px_count_all, bbox_obj)`` of a silhouette on BOP's canvas: the image's own pixels
+        (``mask``) plus the hits of rays through the canvas pixels outside the image."""
+        h, w = intrinsics.height, intrinsics.width
+        uv, z = pixel_truth.project(intrinsics, camera_to_world, verts)
+        if np.all(z > hits.near):
+            j0, j1 = max(int(np.ceil(uv[:, 0].min() - 0.5)), -w), min(int(np.floor(uv[:, 0].max() - 0.5)), 2 * w - 1)
+            i0, i1 = max(int(np.ceil(uv[:, 1].min() - 0.5)), -h), min(int(np.floor(uv[:, 1].max() - 0.5)), 2 * h - 1)
+        else:  # a vertex behind the camera: the projected box is unbounded
+            j0, j1, i0, i1 = -w, 2 * w - 1, -h, 2 * h - 1
+        ii, jj = np.mgrid[i0:i1 + 1, j0:j1 + 1] if i0 <= i1 and j0 <= j1 else (np.zeros(0, int),) * 2
+        outside = ~((ii >= 0) & (ii < h) & (jj >= 0) & (jj < w))
+        ii, jj = ii[outside].ravel(), jj[outside].ravel()
+        rows_in, cols_in = np.nonzero(mask)
+        if ii.size:
+            origins, directions, per_distance = pixel_truth.rays_through(intrinsics, camera_to_world, jj, ii)
+            start = hits.near / per_distance
+            got = alone.cast(origins + directions * start[:, None], directions, np.inf)
+            with np.errstate(invalid="ignore"):
+                hit = (got.triangle >= 0) & ((start + got.distance) * per_distance <= hits.far)
+            ii, jj = ii[hit], jj[hit]
+        xs, ys = np.concatenate([cols_in, jj]), np.concatenate([rows_in, ii])
+        bbox = [int(xs.min()), int(ys.min()), int(xs.max() - xs.min()), int(ys.max() - ys.min())]
+        return int(len(xs)), bbox
 
     @staticmethod
     def _pixels_in_view(intrinsics, camera_to_world, verts, near: float) -> np.ndarray:

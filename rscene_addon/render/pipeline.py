@@ -323,8 +323,10 @@ class RenderJob:
         return {
             "bits": self.options.rgb_bit_depth, "view": self.bl_scene.view_settings.view_transform,
             "step": self.flow_step,
-            "amodal_note": "; with amodal: px_count_all (unoccluded pixels), px_count_visib, visib_fract = "
-                           "visib/all (BOP), bbox2d_amodal; hidden instances listed with bbox2d null"
+            "amodal_note": "; with amodal: px_count_all (unoccluded silhouette on a canvas 3x the image, as "
+                           "BOP counts it; orthographic cameras: in the image), px_count_all_in_image, "
+                           "px_count_visib, visib_fract = visib/all (BOP), bbox_obj [x, y, w, h] (BOP, may reach "
+                           "outside the image), bbox2d_amodal; hidden instances listed with bbox2d null"
                            if amodal else "",
             "passes_note": "" if self.options.exact_ids else ", Depth m, Normal world, Object Index",
         }
@@ -424,6 +426,8 @@ class RenderJob:
                 "file": "{sensor}/amodal_{frame:05d}.npz: ids (N,) int32, masks (N, H, W) bool",
                 "definition": "pixel centres whose ray hits the instance when cast against it alone",
                 "visib_fract": "px_count_visib / px_count_all (BOP), in the instances JSON",
+                "px_count_all": "the silhouette's pixels on a canvas 3x the image with the image in its middle "
+                                "(BOP's calc_gt_info.py), perspective cameras; orthographic: inside the image",
             }
         return meta
 

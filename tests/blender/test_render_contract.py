@@ -249,3 +249,29 @@ def test_jpeg_encoder_decodes_in_openimageio_and_opencv(tmp_path):
     cv2 = _cv2()
     bgr = cv2.imread(str(path), cv2.IMREAD_COLOR)
     assert np.abs(bgr[..., ::-1].astype(int) - decoded).max() <= 2  # two libjpeg builds' IDCTs
+
+
+def test_px_count_all_counts_the_silhouette_on_bops_larger_canvas(tmp_path):
+    """A unit box cut by the image's left edge. Truth: slab intersections of the rays through every
+    pixel centre of a canvas 3x the image (BOP's calc_gt_info.py canvas) with the box, written here."""
+    from tests.blender.test_render_ground_truth import _ray_box
+    box = _mesh_object("Box", CUBE_VERTS, CUBE_FACES, location=(0.0, 1.1, 0.0), rotation=(0.2, 0.1, 0.5))
+    _camera("Eye", (-3.0, 0.0, 0.0), (math.radians(90), 0.0, math.radians(-90)), 64, 48, lens=35)
+    out = tmp_path / "out"
+    render_scene(bpy.context.scene, out, [1], sensors="Eye",
+                 options=RenderOptions(products={"segmentation", "amodal"}))
+    manifest = json.loads((out / "manifest.json").read_text())
+    k = np.array(manifest["sensors"]["Eye"]["intrinsics"]["K"])
+    c2w = np.array(manifest["sensors"]["Eye"]["frames"][0]["camera_to_world_opencv"])
+    (entry,) = json.loads((out / "Eye/instances_00001.json").read_text())["instances"]
+    v, u = np.mgrid[-48:96, -64:128]
+    rays = np.stack([(u.ravel() + 0.5 - k[0, 2]) / k[0, 0], (v.ravel() + 0.5 - k[1, 2]) / k[1, 1],
+                     np.ones(u.size)], axis=1) @ c2w[:3, :3].T
+    hit = ~np.isnan(_ray_box(c2w[:3, 3], rays, np.array(box.matrix_world))[:, 0])
+    inside = (u.ravel() >= 0) & (u.ravel() < 64) & (v.ravel() >= 0) & (v.ravel() < 48)
+    assert 0 < (hit & inside).sum() < hit.sum()  # cut by the image's edge
+    assert entry["px_count_all"] == hit.sum() and entry["px_count_all_in_image"] == (hit & inside).sum()
+    xs, ys = u.ravel()[hit], v.ravel()[hit]
+    assert entry["bbox_obj"] == [xs.min(), ys.min(), xs.max() - xs.min(), ys.max() - ys.min()]
+    assert entry["bbox_obj"][0] < 0
+    assert entry["visib_fract"] == pytest.approx(entry["px_count_visib"] / hit.sum())
