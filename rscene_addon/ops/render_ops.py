@@ -75,11 +75,12 @@ def _products(settings):
     chosen = set(settings.products)
     if settings.cryptomatte:
         chosen.add("cryptomatte")
-    if chosen == DEFAULT_PRODUCTS:
-        return None
     from ..products.annotations import with_needed_products
     wanted = {name for name in ("coco", "bop") if getattr(settings, name, False)}
-    return frozenset(with_needed_products(chosen | wanted) - wanted)  # what COCO / BOP read
+    if chosen == DEFAULT_PRODUCTS and not wanted:
+        return None
+    # what COCO / BOP read; "bop" itself stays: the render then writes BOP's models and JPEG images
+    return frozenset(with_needed_products(chosen | wanted))
 
 
 class RSCENE_OT_render_sensors(bpy.types.Operator):

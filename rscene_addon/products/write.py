@@ -43,7 +43,9 @@ def _array_shape(value):
 
 def _write_png(path, image) -> None:
     image = np.asarray(image)
-    write_bytes_atomic(path, encode_image(image, 16 if image.dtype == np.uint16 else 8), durable=False)
+    # zlib level 1: Blender's default PNG compression (15%) is about that; level 6 took 2.6x the CPU
+    # time for 3% smaller files (640 x 480 RGB)
+    write_bytes_atomic(path, encode_image(image, 16 if image.dtype == np.uint16 else 8, level=1), durable=False)
 
 
 def _write_json(path, value) -> None:

@@ -264,7 +264,7 @@ class CameraRenderer:
         """The last render's Combined pass through the scene's colour management, ``(H, W, 3)`` uint8 or
         uint16 (Blender saves it as PNG, read back: the view transform is applied only on saving)."""
         bits = self.options.rgb_bit_depth
-        compat.set_png(self.bl_scene.render.image_settings, bits)
+        compat.set_png(self.bl_scene.render.image_settings, bits, compression=0)  # read back at once
         tmp = _tmp_name(self.tmp_dir, "rgb", "png")
         try:
             _render_result_image().save_render(tmp, scene=self.bl_scene)
