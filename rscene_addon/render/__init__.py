@@ -12,7 +12,7 @@ Modules, one job each (the bpy-free parts live in :mod:`rscene_addon.products`):
 
 * :mod:`.runner` (bpy) opening a scene file, the run, annotations afterwards
 * :mod:`.compat` (bpy) Blender 4.5 / 5.0 differences (pass names, image formats, OpenImageIO)
-* :mod:`.exr` (bpy) reading Blender's multilayer EXR, writing single-layer EXR
+* :mod:`.exr` (bpy) reading Blender's multilayer EXR and images through its OpenImageIO
 * :mod:`.scene_state` (bpy) temporary changes to the scene, undone afterwards
 * :mod:`.poses` (bpy) sensor poses over time (parent body x mount pose)
 * :mod:`.ids` (bpy) pass indices per object and the id tables
