@@ -176,8 +176,10 @@ def model_ply(vertices_mm, triangles) -> bytes:
 
 def diameter(points) -> tuple[float, bool]:
     """``(largest distance between two points, exact)``: exact up to 20,000 points (in blocks); above,
-    over the points extreme along 2,000 directions (every extreme pair is among them when the
-    model is convex; otherwise a lower bound, returned with ``exact`` False)."""
+    the largest distance among the points extreme along 2,000 directions spread over the sphere, at
+    least ``cos(0.07)`` = 0.9975 of the diameter (every direction is within 0.06 rad of one of them,
+    measured over 200,000 random ones, and the extremes along it are at least the diameter times the
+    cosine apart), returned with ``exact`` False."""
     p = np.asarray(points, dtype=np.float64).reshape(-1, 3)
     exact = len(p) <= _EXACT_DIAMETER_POINTS
     if not exact:
@@ -185,11 +187,14 @@ def diameter(points) -> tuple[float, bool]:
         k = np.arange(n) + 0.5
         phi, theta = np.arccos(1 - 2 * k / n), np.pi * (1 + 5 ** 0.5) * k
         dirs = np.stack([np.cos(theta) * np.sin(phi), np.sin(theta) * np.sin(phi), np.cos(phi)], axis=1)
-        proj = p @ dirs.T
-        p = p[np.unique(np.concatenate([proj.argmax(axis=0), proj.argmin(axis=0)]))]
+        keep = []
+        for i in range(0, n, 100):  # (points x 100) at a time
+            proj = p @ dirs[i:i + 100].T
+            keep += [proj.argmax(axis=0), proj.argmin(axis=0)]
+        p = p[np.unique(np.concatenate(keep))]
     best = 0.0
-    for i in range(0, len(p), 2048):
-        block = p[i:i + 2048]
+    for i in range(0, len(p), 1024):
+        block = p[i:i + 1024]
         d2 = ((block[:, None, :] - p[None, :, :]) ** 2).sum(axis=-1)
         best = max(best, float(d2.max(initial=0.0)))
     return best ** 0.5, exact

@@ -141,3 +141,27 @@ def test_jpeg_tables_follow_t81():
     needed = {0x00, 0xF0} | {(run << 4) | size for run in range(16) for size in range(1, 11)}
     assert needed <= set(jpeg._AC_LUMA[1]) and needed <= set(jpeg._AC_CHROMA[1])
     assert jpeg._scaled(jpeg._LUMA_Q, 50)[0, 0] == 16 and jpeg._scaled(jpeg._LUMA_Q, 95)[0, 0] == 2
+
+
+def test_model_info_of_primitives():
+    """Analytic truths: a sphere's and a cylinder's extents and diameters, a square box's quarter turns."""
+    from rscene_addon.products import bop
+    rng = np.random.default_rng(4)
+    d = rng.normal(size=(30000, 3))
+    sphere = 250.0 * d / np.linalg.norm(d, axis=1, keepdims=True)  # 30,000 points: the sampled path
+    sphere[:2] = [[0, 0, 250.0], [0, 0, -250.0]]  # a pair exactly opposite
+    info = bop.model_info(sphere, "sphere")
+    assert 500.0 * np.cos(0.07) <= info["diameter"] <= 500.0 + 1e-9
+    assert [info[f"min_{a}"] for a in "xyz"] == pytest.approx([-250.0] * 3, abs=1.0)
+    assert len(info["symmetries_continuous"]) == 2 and "symmetries_discrete" not in info
+    angle = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    rim = np.stack([100 * np.cos(angle), 100 * np.sin(angle)], axis=1)
+    cylinder = np.concatenate([np.column_stack([rim, np.full(64, z)]) for z in (-300.0, 300.0)])
+    info = bop.model_info(cylinder, "cylinder")
+    assert info["diameter"] == pytest.approx(np.hypot(200.0, 600.0))
+    assert info["symmetries_continuous"] == [{"axis": [0, 0, 1], "offset": [0, 0, 0]}]
+    square = np.array([[x, y, z] for x in (-50, 50) for y in (-50, 50) for z in (-20, 20)], float)
+    turns = bop.symmetries("box", np.ptp(square, axis=0))["symmetries_discrete"]
+    assert len(turns) == 7  # the square prism's 8 rotations but the identity
+    assert bop.symmetries("box", (1.0, 2.0, 3.0))["symmetries_discrete"].__len__() == 3
+    assert bop.symmetries("cylinder", (1.0, 2.0, 3.0)) == {}  # an elliptic cylinder has none of these
