@@ -15,20 +15,17 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from ..model import FormatError
+from ..products.table import PRODUCTS
 
 
-PRODUCT_ITEMS = (
-    ("rgb", "RGB", "Anti-aliased colour (Cycles, the scene's pixel filter)"),
-    ("depth", "Depth", "Planar depth (m) at pixel centres"),
-    ("segmentation", "IDs", "Instance and class ids at pixel centres, with the per-frame instances JSON"),
-    ("normal", "Normals", "Unit normals in the OpenCV camera frame"),
-    ("flow", "Flow", "Forward and backward optical flow (px), camera and object motion"),
-    ("object_coords", "Object Coords", "Hit point in the object's frame (m) and NOCS"),
-    ("amodal", "Amodal", "Unoccluded instance masks and visibility fractions"),
-    ("lidar", "Lidar", "Lidar point clouds"),
-    ("imu", "IMU", "IMU readings"),
-)
-DEFAULT_PRODUCTS = {"rgb", "depth", "segmentation", "normal", "lidar", "imu"}
+# Blender stores the ticked switches by position: the products the panel had first keep their places,
+# new rows of the product table come after them
+_PANEL_FIRST = ("rgb", "depth", "segmentation", "normal", "flow", "object_coords", "amodal", "lidar", "imu")
+_PANEL = _PANEL_FIRST + tuple(name for name, row in PRODUCTS.items() if name not in _PANEL_FIRST
+                              and row.sensor != "folder" and name not in ("cryptomatte", "passes"))  # own boxes
+PRODUCT_ITEMS = tuple((name, PRODUCTS[name].label, PRODUCTS[name].summary[:1].upper() + PRODUCTS[name].summary[1:])
+                      for name in _PANEL)
+DEFAULT_PRODUCTS = {name for name in _PANEL if not PRODUCTS[name].opt_in}
 
 
 class RSCENE_PG_render_settings(bpy.types.PropertyGroup):

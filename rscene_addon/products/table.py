@@ -60,13 +60,18 @@ class Product:
     aliases: tuple = ()
     reads: tuple = ()
     summary: str = ""
+    label: str = ""  # the render panel's switch
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            object.__setattr__(self, "label", self.name.replace("_", " ").title())
 
 
 _LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incidence|, t s (scene time), "
                 "ring 0 = lowest, object_id instance id (-1 none), range m (with the record's noise)")
 
 _ROWS = (
-    Product("rgb", "camera", needs=frozenset({"cycles"}), aliases=("color",),
+    Product("rgb", "camera", label="RGB", needs=frozenset({"cycles"}), aliases=("color",),
             summary="colour through the scene's view transform (PNG)",
             layers=(Layer("rgb", "png", "display-referred RGB, {bits}-bit, view transform {view!r}",
                           "(H, W, 3) uint8 or uint16", noise="image"),
@@ -80,14 +85,14 @@ _ROWS = (
                           "without noise", "(H, W) float32"),
                     Layer("range", "npy", "m, distance to the camera centre; background +inf",
                           "(H, W) float32", option="range_image"))),
-    Product("segmentation", "camera", needs=frozenset({"pixel_truth"}),
+    Product("segmentation", "camera", label="IDs", needs=frozenset({"pixel_truth"}),
             aliases=("ids", "instance", "semantic"),
             summary="instance and class ids per pixel, visible instances with 2D/3D boxes",
             layers=(Layer("instance", "npy", "instance id; background -1", "(H, W) int32"),
                     Layer("semantic", "npy", "class id; background/unlabelled 0", "(H, W) int32"),
                     Layer("instances", "json", "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world"
                           "{amodal_note}", "(N,) visible instances"))),
-    Product("normal", "camera", needs=frozenset({"pixel_truth"}), aliases=("normals",),
+    Product("normal", "camera", label="Normals", needs=frozenset({"pixel_truth"}), aliases=("normals",),
             summary="unit surface normal in the OpenCV camera frame",
             layers=(Layer("normal", "npy", "unit normal, OpenCV camera frame; background 0",
                           "(H, W, 3) float32"),)),
@@ -105,7 +110,7 @@ _ROWS = (
                     Layer("flow_backward", "npy", "px (u right, v down): where the point seen in this pixel's "
                           "centre is at frame - {step}, minus the pixel centre; camera and object motion; "
                           "background at infinity; NaN where undefined", "(H, W, 2) float32"))),
-    Product("object_coords", "camera", needs=frozenset({"rays"}), opt_in=True,
+    Product("object_coords", "camera", label="Object Coords", needs=frozenset({"rays"}), opt_in=True,
             aliases=("object_coordinates", "nocs", "coords"),
             summary="object coordinates (m) and NOCS per pixel",
             layers=(Layer("object_coords", "npy", "m, the pixel's hit point in its object's frame (node "
@@ -125,16 +130,16 @@ _ROWS = (
                 ("npy", "(N,) structured: x y z intensity t ring object_id range"),
                 ("ply", "(N,) binary little-endian PLY, the same fields"),
                 ("pcd", "(N,) binary PCD, the same fields; VIEWPOINT identity (the sensor frame)")))),
-    Product("imu", "imu", summary="specific force and angular velocity per tick (CSV)",
+    Product("imu", "imu", label="IMU", summary="specific force and angular velocity per tick (CSV)",
             layers=(Layer("imu", "csv", "time s, specific force m/s^2 (sensor frame), angular velocity rad/s "
                           "(sensor frame)", "(M, 7) float64"),)),
     Product("passes", "camera", needs=frozenset({"cycles"}), opt_in=True,
             summary="Cycles' multilayer EXR as rendered (--keep-exr)",
             layers=(Layer("passes", "move", "Cycles passes (Combined linear RGBA{passes_note})",
                           "(H, W, C) float32"),)),
-    Product("coco", "folder", reads=("rgb", "segmentation"),
+    Product("coco", "folder", label="COCO", reads=("rgb", "segmentation"),
             summary="COCO instances JSON per camera, written after the frames"),
-    Product("bop", "folder", reads=("rgb", "depth", "segmentation"),
+    Product("bop", "folder", label="BOP", reads=("rgb", "depth", "segmentation"),
             summary="BOP train_pbr scenes, models and models_info, written after the frames"),
 )
 
