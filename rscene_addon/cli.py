@@ -100,7 +100,7 @@ def cmd_render(args) -> int:
 
 def cmd_export_annotations(args) -> int:
     from .commands.annotations_job import export_folder
-    return export_folder(args.out_dir, args.coco, args.bop, args.sensors)
+    return export_folder(args.out_dir, args.coco, args.bop, args.sensors, args.annotate_static)
 
 
 def cmd_bake(args) -> int:
@@ -182,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coco", action="store_true", help="COCO instances, {sensor}/coco_instances.json")
     p.add_argument("--bop", action="store_true", help="BOP scenes under OUT_DIR/bop (neither flag: both)")
     p.add_argument("--sensors", nargs="+", default=None, metavar="NAME", help="only these camera sensors")
+    p.add_argument("--annotate-static", action="store_true",
+                   help="annotate static background (ground, terrain, static bodies) as objects too")
     p.set_defaults(run=cmd_export_annotations)
 
     from .dataset.run import add_arguments as add_dataset_arguments

@@ -49,7 +49,7 @@ from mathutils.bvhtree import BVHTree  # noqa: E402
 
 from rscene_addon.render import render_scene  # noqa: E402
 from rscene_addon.render.ids import EntityIndex  # noqa: E402
-from rscene_addon.render.plan import RenderOptions  # noqa: E402
+from rscene_addon.products.plan import RenderOptions  # noqa: E402
 from rscene_addon.render.caster import (  # noqa: E402
     CasterCache, TriangleGatherer, available_backends, make_caster, scene_triangles)
 from rscene_addon.render.raycast import sweep  # noqa: E402

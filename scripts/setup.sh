@@ -8,7 +8,8 @@
 #   and in both bpy environments the extension's bundled wheels (embreex, numba, llvmlite) from wheels/,
 #   installed as Blender installs them with the extension (see the end).
 #
-# MuJoCo, pycocotools are test and benchmark references only (never shipped, never imported by the add-on).
+# MuJoCo, pycocotools and OpenCV (opencv-python-headless 4.11, numpy 1.x and 2.x: reads our depth EXR)
+# are test and benchmark references only (never shipped, never imported by the add-on).
 # Ray is the optional cluster engine of the `dataset` command (CLI environment only, never shipped).
 #
 # A venv is skipped when its marker file (.venv/<name>/.rscene-setup-ok) exists and records the
@@ -31,8 +32,8 @@ NUMBA_REQS=(numba==0.68.1 llvmlite==0.50.0)
 declare -A REQS=(
   [pure]="numpy<2 ${NUMBA_REQS[*]} ${COMMON_REQS[*]} pycocotools mujoco==4.0.0 ruff==0.14.6"
   [pure2]="numpy>=2.2,<3 ${NUMBA_REQS[*]} ${COMMON_REQS[*]} pycocotools"
-  [bpy45]="bpy==4.5.15 ${COMMON_REQS[*]} pycocotools"
-  [bpy52]="bpy==5.2.3 ${COMMON_REQS[*]} pycocotools mujoco==4.0.0 ray==2.60.0"
+  [bpy45]="bpy==4.5.15 ${COMMON_REQS[*]} pycocotools opencv-python-headless==4.11.0.86"
+  [bpy52]="bpy==5.2.3 ${COMMON_REQS[*]} pycocotools opencv-python-headless==4.11.0.86 mujoco==4.0.0 ray==2.60.0"
 )
 declare -A PYVER=([pure]=3.11 [pure2]=3.13 [bpy45]=3.11 [bpy52]=3.13)
 ORDER=(pure pure2 bpy45 bpy52)

@@ -7,10 +7,11 @@ x, y, z per point per sample.
 """
 from __future__ import annotations
 
-import os
 import struct
 
 import numpy as np
+
+from ..base.atomic import atomic_open
 
 PC2_SIGNATURE = b"POINTCACHE2\0"
 
@@ -19,11 +20,9 @@ def write_pc2(path: str, frames: np.ndarray, start_frame: float = 1.0) -> None:
     """``frames``: (F, V, 3) positions in the object's local space."""
     frames = np.ascontiguousarray(frames, dtype="<f4")
     count, points = frames.shape[0], frames.shape[1]
-    tmp = f"{path}.tmp"
-    with open(tmp, "wb") as handle:
+    with atomic_open(path, "wb", durable=False) as handle:  # a bake can be redone: no fsync
         handle.write(PC2_SIGNATURE + struct.pack("<iiffi", 1, points, float(start_frame), 1.0, count))
         handle.write(frames.tobytes())
-    os.replace(tmp, path)
 
 
 def read_pc2(path: str) -> np.ndarray:

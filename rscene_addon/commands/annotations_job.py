@@ -5,11 +5,11 @@ import glob
 import json
 import os
 
-from ..render.outputs import merge_manifests
-from ..sensors.annotations import export_annotations
+from ..products.outputs import merge_manifests
+from ..products.annotations import export_annotations
 
 
-def export_folder(out_dir: str, coco: bool, bop: bool, sensors=None) -> int:
+def export_folder(out_dir: str, coco: bool, bop: bool, sensors=None, annotate_static: bool = False) -> int:
     """Annotate ``out_dir`` (its manifest.json, or its chunk manifests merged); neither flag: both.
     Returns the exit status; errors are printed with the file they concern."""
     out = out_dir
@@ -25,7 +25,7 @@ def export_folder(out_dir: str, coco: bool, bop: bool, sensors=None) -> int:
     both = not (coco or bop)
     try:
         export_annotations(out, coco or both, bop or both, manifest=manifest, sensors=sensors,
-                           report=lambda line: print(line, flush=True))
+                           report=lambda line: print(line, flush=True), annotate_static=annotate_static)
     except (OSError, ValueError, KeyError) as exc:
         print(f"error: {exc}")
         return 1

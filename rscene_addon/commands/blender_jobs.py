@@ -109,7 +109,7 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
 
 
 def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None) -> int:
-    from ..sensors.frame_chunks import parse_frame_range
+    from ..products.chunks import parse_frame_range
     selected = list(parse_frame_range(frames))
     import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend=backend)
     return 0

@@ -13,16 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
-from ..model import FormatError
-from ..sensors.frame_chunks import chunk as take_chunk
-from ..sensors.frame_chunks import parse_frame_range
-from ..sensors.annotations import export_annotations, requested, with_needed_products
-from ..render.outputs import parse_chunk
-from ..render.plan import RenderOptions, parse_products, split_names
+from ..products.annotations import requested, with_needed_products
+from ..products.plan import RenderOptions, parse_products
+from ..products.request import RenderError, RenderRequest
 
-__all__ = ["add_arguments", "main", "open_scene", "run_render_cli"]
+__all__ = ["add_arguments", "console", "main", "run_render_cli"]
 
 
 def _products_arg(text: str):
@@ -61,6 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "visibility), cryptomatte, lidar, imu; coco and bop write COCO / BOP annotations "
                              "after the frames (adding what they read). Default: each sensor's own. Without "
                              "rgb no Cycles render runs (annotation only)")
+    parser.add_argument("--annotate-static", action="store_true",
+                        help="COCO/BOP: annotate static background (ground, terrain, static bodies) as objects "
+                             "too (default: it is background)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -85,83 +84,50 @@ def _unregister_if_ours() -> None:
         _REGISTERED_HERE.pop().unregister()
 
 
-def open_scene(scene_path: str, print_fn=print):
-    """Open a .blend, or import a scene file into an empty file; returns the scene to render."""
-    import bpy
-    path = os.path.abspath(scene_path)
-    if not os.path.exists(path):
-        raise OSError(f"{scene_path}: no such file")
-    if path.lower().endswith(".blend"):
-        bpy.ops.wm.open_mainfile(filepath=path)
-        _ensure_registered()
-        return bpy.context.scene
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    _ensure_registered()
-    from ..blender.scene_import import import_scene_file
-
+def console(print_fn=print):
+    """``(report, progress)`` for :func:`rscene_addon.render.run` that print lines: warnings as
+    ``warning: ...``, progress as ``[ 42%] frame 3: /World/Cam`` when the percentage changes."""
     def report(level, message):
-        print_fn(f"{level.lower()}: {message}")
-    import_scene_file(path, bpy.context.scene, report=report)
-    return bpy.context.scene
+        print_fn(message if level == "INFO" else f"{level.lower()}: {message}")
+    last = [-1]
+
+    def progress(fraction, message):
+        percent = int(100 * fraction)
+        if message and (percent != last[0] or fraction >= 1.0):
+            last[0] = percent
+            print_fn(f"[{percent:3d}%] {message}")
+    return report, progress
 
 
 def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None, chunk=None, print_fn=print,
                    options: RenderOptions | None = None, unregister_after: bool = True) -> int:
-    """Open/import ``scene_path``, render ``frames_spec`` (``"1-48"``; None: the scene's range), the
-    ``chunk`` ``"K/N"`` of it if given, into ``out_dir``. Prints progress; returns 0, 1 (error) or 130
-    (interrupted). Registers the add-on's classes if they are not (and unregisters them afterwards
-    when ``unregister_after``)."""
+    """The ``render`` command around :func:`rscene_addon.render.run`: prints progress, the sensors and
+    a summary; returns 0, 1 (a :class:`RenderError`, printed) or 130 (interrupted). Registers the
+    add-on's classes if they are not (and unregisters them afterwards when ``unregister_after``)."""
+    report, progress = console(print_fn)
     try:
-        chunk_kn = parse_chunk(chunk)
-        frames = parse_frame_range(frames_spec) if frames_spec else None
-        bl_scene = open_scene(scene_path, print_fn)
-        if frames is None:
-            frames = range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1))
-        if chunk_kn is not None:
-            frames = take_chunk(frames, *chunk_kn)
-            print_fn(f"chunk {chunk_kn[0]}/{chunk_kn[1]}: frames "
-                     + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
-        from ..render.pipeline import RenderJob
-        job = RenderJob(bl_scene, out_dir, list(frames), samples, split_names(sensors), options, chunk_kn,
-                        report=lambda level, message: print_fn(f"{level.lower()}: {message}"))
-        print_fn(f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into {job.out_dir}")
-        for spec in job.specs:
-            print_fn(f"  {spec.name} ({spec.kind}): {', '.join(spec.products)}")
-        started = time.perf_counter()
-        last = [-1]
-
-        def progress(fraction, message):
-            percent = int(100 * fraction)
-            if message and (percent != last[0] or fraction >= 1.0):
-                last[0] = percent
-                print_fn(f"[{percent:3d}%] {message}")
-        result = job.run(progress)
-        elapsed = time.perf_counter() - started
-        renders = result["timings"]["camera_render_s"]
+        request = RenderRequest(scene_path, out_dir, frames_spec, samples, sensors, chunk,
+                                options or RenderOptions())
+        _ensure_registered()
+        from ..render import run
+        result = run(request, progress, report=report)
+        renders = result.timings["camera_render_s"]
         per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
-        print_fn(f"wrote {len(result['files'])} files and {os.path.relpath(result['manifest'])} in "
-                 f"{elapsed:.2f} s{per}")
-        wanted = requested(job.options.products)
-        if wanted and not result["cancelled"]:
-            if chunk_kn is not None:
-                print_fn(f"{', '.join(wanted)}: written once all chunks are done, by `python -m rscene_addon "
-                         f"export-annotations {job.out_dir} --{' --'.join(wanted)}`")
-            else:
-                export_annotations(job.out_dir, "coco" in wanted, "bop" in wanted, report=print_fn)
+        print_fn(f"wrote {len(result.files)} files and {os.path.relpath(result.manifest)} in "
+                 f"{result.seconds:.2f} s{per}")
+        wanted = requested(request.options.products)
+        if wanted and request.chunk is not None and not result.cancelled:
+            print_fn(f"{', '.join(wanted)}: written once all chunks are done, by `python -m rscene_addon "
+                     f"export-annotations {result.out_dir} --{' --'.join(wanted)}`")
         return 0
-    except FormatError as exc:
-        print_fn(f"error: {len(exc.diagnostics)} problem(s) found in {scene_path}")
-        for diagnostic in exc.diagnostics[:20]:
-            print_fn(f"  {diagnostic}")
+    except RenderError as exc:
+        print_fn(f"error: {exc}")
         return 1
     except ImportError as exc:
         if exc.name not in ("bpy", "mathutils", "bpy_extras"):
             raise
         print_fn("error: rendering needs Blender: run inside `blender --background --python ...` or with "
                  "the bpy module installed")
-        return 1
-    except (OSError, ValueError, RuntimeError, TypeError) as exc:
-        print_fn(f"error: {exc}")
         return 1
     except KeyboardInterrupt:
         print_fn("cancelled")
@@ -175,6 +141,7 @@ def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
                          raycaster=args.raycaster, cryptomatte=args.cryptomatte,
+                         annotate_static=args.annotate_static,
                          products=with_needed_products(args.products))
 
 

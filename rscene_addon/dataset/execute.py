@@ -2,8 +2,8 @@
 
 Used by both runners: the local pool's worker processes (``worker.py``) and Ray tasks
 (``ray_runner.py``). A bake is ``commands.blender_jobs.import_and_bake`` (with the variation's seed
-and the job's fps, images packed); a unit is the render command itself
-(``commands.render_job.run_render_cli`` on the baked .blend with the job's frames and ``--chunk K/N``). While either runs, the process's file
+and the job's fps, images packed); a unit is ``render.run`` on the baked .blend with the job's frames
+and chunk K/N (errors come back as a typed ``RenderError``). While either runs, the process's file
 descriptors 1 and 2 go to the unit's ``log.txt``: Cycles' own lines (``Saved: '.../.passes...tmp.exr'``)
 are written by Blender's C code and never reach the user's terminal.
 """
@@ -46,17 +46,6 @@ def captured_output(log_path: str):
             os.close(handle)
 
 
-def _tail(path: str, lines: int = 12) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read().splitlines()
-    except OSError:
-        return ""
-    errors = [line for line in text if line.lstrip().startswith(("error", "Error", "Traceback"))]
-    start = text.index(errors[0]) if errors else max(0, len(text) - lines)
-    return "\n".join(text[start:start + lines])
-
-
 def build_bake(task: dict, bake_dir: str) -> str:
     """Import, simulate and bake ``task``'s scene into ``bake_dir`` (scratch folder, then renamed);
     returns the .blend's path. Raises :class:`UnitFailed` with the error lines when it cannot."""
@@ -71,10 +60,10 @@ def build_bake(task: dict, bake_dir: str) -> str:
                                 os.path.join(scratch, BLEND_NAME), task["substeps"], fps=task["fps"],
                                 seed=task["seed"], pack=True)
             except FormatError as exc:
-                print(f"error: {len(exc.diagnostics)} problem(s) in {task['scene_path']}")
-                for diagnostic in exc.diagnostics[:20]:
-                    print(f"  {diagnostic}")
-                raise UnitFailed(_tail(log) or "bad scene") from None
+                message = "\n  ".join([f"error: {len(exc.diagnostics)} problem(s) in {task['scene_path']}",
+                                        *map(str, exc.diagnostics[:20])])
+                print(message)
+                raise UnitFailed(message) from None
             except (OSError, ValueError, RuntimeError, TypeError) as exc:
                 print(f"error: {exc}")
                 raise UnitFailed(f"error: {exc}") from None
@@ -89,9 +78,13 @@ def build_bake(task: dict, bake_dir: str) -> str:
 
 def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None) -> dict:
     """Render ``task`` (one unit) from the baked ``blend`` into ``unit_dir`` (scratch folder, then
-    renamed); returns the unit record written to its ``unit.json`` (with ``extra`` added)."""
-    from ..commands.render_job import run_render_cli
-    from ..render.plan import RenderOptions
+    renamed); returns the unit record written to its ``unit.json`` (with ``extra`` added). A render
+    that fails raises :class:`UnitFailed` with the renderer's own message (``render.run`` raises a
+    ``RenderError``); the unit's ``log.txt`` keeps what Blender printed, for reading, never parsed."""
+    from ..commands.render_job import console
+    from ..products.plan import RenderOptions
+    from ..products.request import RenderError, RenderRequest
+    from ..render import run
     from .store import UNIT_FILE
     scratch = scratch_beside(unit_dir)
     log = os.path.join(scratch, "log.txt")
@@ -99,13 +92,16 @@ def render_unit(task: dict, blend: str, unit_dir: str, extra: dict | None = None
     try:
         options = RenderOptions(seed=task["seed"], device=task["device"], threads=task.get("threads"),
                                 **task["options"])
+        request = RenderRequest(blend, scratch, task["frames_spec"], task["samples"],
+                                tuple(task["sensors"]) or None, task["chunk"], options)
         with captured_output(log):
-            status = run_render_cli(blend, task["frames_spec"], scratch, samples=task["samples"],
-                                    sensors=list(task["sensors"]) or None, chunk=task["chunk"],
-                                    options=options, print_fn=lambda line: print(line, flush=True),
-                                    unregister_after=False)
-        if status != 0:
-            raise UnitFailed(_tail(log) or f"render exited with status {status}")
+            report, progress = console(lambda line: print(line, flush=True))
+            try:
+                result = run(request, progress, report=report)
+            except RenderError as exc:
+                raise UnitFailed(str(exc)) from None
+        if result.cancelled:
+            raise UnitFailed("render cancelled")
         record = {"unit": task["unit"], "fingerprint": task["fingerprint"], "frames": list(task["frames"]),
                   "chunk": task["chunk"], "seed": task["seed"], "threads": task.get("threads"), "scene": task["scene_path"],
                   "manifest": task["manifest"], "seconds": round(time.perf_counter() - started, 3),

@@ -36,9 +36,9 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - the project needs 3.11, kept for clarity
     tomllib = None
 
-from ..render.plan import PRODUCTS as RENDER_PRODUCTS
-from ..render.plan import parse_products
-from ..sensors.frame_chunks import parse_frame_range
+from ..products.plan import PRODUCTS as RENDER_PRODUCTS
+from ..products.plan import parse_products
+from ..products.chunks import parse_frame_range
 
 __all__ = ["Job", "JobError", "JobScene", "PRODUCTS", "Variation", "load_job", "parse_job"]
 

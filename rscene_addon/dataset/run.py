@@ -17,8 +17,8 @@ import importlib.util
 import os
 import threading
 
-from ..render.outputs import parse_chunk
-from ..sensors.frame_chunks import chunk as take_chunk
+from ..products.chunks import chunk as take_chunk
+from ..products.chunks import parse_chunk
 from .index import INDEX_NAME, write_index
 from .job import JobError, load_job
 from .progress import Progress

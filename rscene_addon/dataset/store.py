@@ -21,6 +21,8 @@ import os
 import shutil
 import uuid
 
+from ..base.atomic import write_text_atomic
+
 __all__ = ["UNIT_FILE", "DatasetStore", "publish", "scratch_beside", "scratch_owner"]
 
 UNIT_FILE = "unit.json"
@@ -88,12 +90,8 @@ def read_json(path: str):
 
 
 def write_json(path: str, value) -> None:
-    """Write ``value`` as JSON through a temporary file and a rename."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(value, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(tmp, path)
+    """Write ``value`` as JSON atomically (``base.atomic``)."""
+    write_text_atomic(path, json.dumps(value, indent=1, sort_keys=True) + "\n")
 
 
 class DatasetStore:

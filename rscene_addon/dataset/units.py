@@ -13,8 +13,8 @@ import json
 import math
 from dataclasses import dataclass
 
-from ..render.outputs import manifest_filename
-from ..sensors.frame_chunks import chunk as take_chunk
+from ..products.chunks import chunk as take_chunk
+from ..products.chunks import manifest_filename
 from .job import Job, JobScene, Variation
 
 __all__ = ["Bake", "Unit", "bake_frames", "plan_units"]

@@ -15,20 +15,17 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, PointerProperty, StringProperty
 
 from ..model import FormatError
+from ..products.table import PRODUCTS
 
 
-PRODUCT_ITEMS = (
-    ("rgb", "RGB", "Anti-aliased colour (Cycles, the scene's pixel filter)"),
-    ("depth", "Depth", "Planar depth (m) at pixel centres"),
-    ("segmentation", "IDs", "Instance and class ids at pixel centres, with the per-frame instances JSON"),
-    ("normal", "Normals", "Unit normals in the OpenCV camera frame"),
-    ("flow", "Flow", "Forward and backward optical flow (px), camera and object motion"),
-    ("object_coords", "Object Coords", "Hit point in the object's frame (m) and NOCS"),
-    ("amodal", "Amodal", "Unoccluded instance masks and visibility fractions"),
-    ("lidar", "Lidar", "Lidar point clouds"),
-    ("imu", "IMU", "IMU readings"),
-)
-DEFAULT_PRODUCTS = {"rgb", "depth", "segmentation", "normal", "lidar", "imu"}
+# Blender stores the ticked switches by position: the products the panel had first keep their places,
+# new rows of the product table come after them
+_PANEL_FIRST = ("rgb", "depth", "segmentation", "normal", "flow", "object_coords", "amodal", "lidar", "imu")
+_PANEL = _PANEL_FIRST + tuple(name for name, row in PRODUCTS.items() if name not in _PANEL_FIRST
+                              and row.sensor != "folder" and name not in ("cryptomatte", "passes"))  # own boxes
+PRODUCT_ITEMS = tuple((name, PRODUCTS[name].label, PRODUCTS[name].summary[:1].upper() + PRODUCTS[name].summary[1:])
+                      for name in _PANEL)
+DEFAULT_PRODUCTS = {name for name in _PANEL if not PRODUCTS[name].opt_in}
 
 
 class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
@@ -75,11 +72,12 @@ def _products(settings):
     chosen = set(settings.products)
     if settings.cryptomatte:
         chosen.add("cryptomatte")
-    if chosen == DEFAULT_PRODUCTS:
-        return None
-    from ..sensors.annotations import with_needed_products
+    from ..products.annotations import with_needed_products
     wanted = {name for name in ("coco", "bop") if getattr(settings, name, False)}
-    return frozenset(with_needed_products(chosen | wanted) - wanted)  # what COCO / BOP read
+    if chosen == DEFAULT_PRODUCTS and not wanted:
+        return None
+    # what COCO / BOP read; "bop" itself stays: the render then writes BOP's models and JPEG images
+    return frozenset(with_needed_products(chosen | wanted))
 
 
 class RSCENE_OT_render_sensors(bpy.types.Operator):
@@ -111,7 +109,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
 
     def _make_job(self, context):
         from ..render.pipeline import RenderJob
-        from ..render.plan import RenderOptions
+        from ..products.plan import RenderOptions
         scene = context.scene
         settings = _settings(context)
         start, end = scene.frame_start, scene.frame_end
@@ -231,7 +229,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
         coco, bop = bool(getattr(settings, "coco", False)), bool(getattr(settings, "bop", False))
         if not (coco or bop) or result.get("cancelled") or not result.get("out_dir"):
             return
-        from ..sensors.annotations import export_annotations
+        from ..products.annotations import export_annotations
         try:
             export_annotations(result["out_dir"], coco, bop, report=lambda line: self.report({"INFO"}, line))
         except (OSError, ValueError, KeyError) as exc:

@@ -1,23 +1,22 @@
 """Sensor rendering: Cycles cameras (RGB, depth, ids, normals), lidar ray casting and IMU sampling.
 
 For every enabled ``camera`` and ``sensor`` record of the imported scene (and any Blender camera the
-caller names), over an inclusive frame range of the baked animation, files are written at
-``{sensor}/{layer}_{frame:05d}.{ext}`` with a JSON manifest (``sensors.manifest``). See
-:func:`render_scene` (the Python API, BlenderProc-style: it returns what it wrote) and
-:func:`rscene_addon.commands.render_job.run_render_cli` (``--frames``, ``--chunk K/N``).
+caller names), over an inclusive frame range of the baked animation, the Blender side produces
+``{layer: array}`` per sensor and frame and the pure writers of :mod:`rscene_addon.products` write
+them at ``{sensor}/{layer}_{frame:05d}.{ext}`` with a JSON manifest. Entry points: :func:`run`
+(a :class:`~rscene_addon.products.request.RenderRequest` from a scene file -> a ``RenderResult``, or a
+``RenderError``; the ``render`` command and ``dataset`` units call it) and :func:`render_scene` (an
+open Blender scene; returns what it wrote).
 
-Modules, one job each:
+Modules, one job each (the bpy-free parts live in :mod:`rscene_addon.products`):
 
-* :mod:`.plan` (pure) which sensors exist, their layers, intrinsics and options
-* :mod:`.segmentation` (pure) instance/class ids, colours, 2D boxes from an id image
-* :mod:`.outputs` (pure) the manifest with several files per layer, chunk names, merging
-* :mod:`.timing` (pure) frame times, lidar/IMU windows, pose interpolation
+* :mod:`.runner` (bpy) opening a scene file, the run, annotations afterwards
 * :mod:`.compat` (bpy) Blender 4.5 / 5.0 differences (pass names, image formats, OpenImageIO)
-* :mod:`.exr` (bpy) reading Blender's multilayer EXR, writing single-layer EXR
+* :mod:`.exr` (bpy) reading Blender's multilayer EXR and images through its OpenImageIO
 * :mod:`.scene_state` (bpy) temporary changes to the scene, undone afterwards
 * :mod:`.poses` (bpy) sensor poses over time (parent body x mount pose)
 * :mod:`.ids` (bpy) pass indices per object and the id tables
-* :mod:`.cameras` (bpy) one Cycles render per camera per frame, decoded into files
+* :mod:`.cameras` (bpy) one Cycles render per camera per frame, decoded into arrays
 * :mod:`.caster` (bpy) world-space triangles per frame, batched ray casts (Embree, or a BVHTree loop)
 * :mod:`.raycast` (bpy) lidar sweeps
 * :mod:`.pipeline` (bpy) :class:`RenderJob` / :func:`render_scene`
@@ -26,7 +25,13 @@ This ``__init__`` imports nothing from Blender, so the pure modules import in pl
 """
 from __future__ import annotations
 
-__all__ = ["render_scene"]
+__all__ = ["render_scene", "run"]
+
+
+def run(request, progress=None, cancel=None, report=None):
+    """See :func:`.runner.run`."""
+    from .runner import run as _run
+    return _run(request, progress=progress, cancel=cancel, report=report)
 
 
 def render_scene(bl_scene, out_dir, frames, samples=None, sensors=None, progress=None, cancel=None, **kwargs):

@@ -1,63 +1,29 @@
-"""One Cycles render per camera per frame, decoded into RGB, depth, ids and normals.
+"""One Cycles render per camera per frame, decoded into arrays (what each product's layers hold, their
+units and files: ``products.table``; the files are written by ``products.write``).
 
 Every camera sensor gets a temporary Blender camera (:class:`CameraRig`) whose lens, sensor, shift
 and the scene's resolution and pixel aspect reproduce its ``K`` exactly
 (``CameraIntrinsics.blender_camera_params``), or, for an orthographic camera, whose ``ortho_scale``
 and resolution reproduce its view (``OrthographicIntrinsics``), placed each frame at the sensor's
 pose. Cycles writes Combined, Z, Normal and Object Index passes to one 32-bit multilayer EXR, read
-back with Blender's OpenImageIO. Outputs (``{sensor}/{layer}_{frame:05d}.{ext}``):
-
-============  =====  =================  =========================================================
-layer         ext    array              meaning
-============  =====  =================  =========================================================
-``rgb``       png    (H, W, 3) uint8/16 display-referred colour: the scene's view transform/look
-``depth``     npy    (H, W) float32     planar depth along the optical axis (m); background +inf
-                                        (orthographic: from the camera's plane, along the rays)
-``depth``     exr    (H, W) float32     the same, channel ``Z``
-``range``     npy    (H, W) float32     distance to the camera centre (m); only on request
-                                        (orthographic: equal to depth, the rays are parallel)
-``instance``  npy    (H, W) int32       instance id per pixel; background -1
-``semantic``  npy    (H, W) int32       class id per pixel; background and unlabelled 0
-``instances`` json   (N,)               visible instances: ids, paths, class, colour, 2D/3D boxes
-``normal``    npy    (H, W, 3) float32  unit surface normal in the OpenCV camera frame; background 0
-``passes``    exr    (H, W, C) float32  Cycles' multilayer EXR as rendered (``keep_exr`` only)
-============  =====  =================  =========================================================
-
-Opt-in geometric products (``RenderOptions.products`` names them; :mod:`.geometry_pass`):
-
-=================  =====  =================  ====================================================
-``flow_forward``   npy    (H, W, 2) float32  px, u right / v down: the point seen through the pixel
-                                             centre at frame t + step, minus the centre (camera and
-                                             rigid object motion; NaN where undefined)
-``flow_backward``  npy    (H, W, 2) float32  the same towards frame t - step
-``object_coords``  npy    (H, W, 3) float32  m, the hit point in its entity's frame; background NaN
-``nocs``           npy    (H, W, 3) float32  the same normalised by the entity's box, in [0, 1]^3
-``amodal``         npz    ids (N,), masks    every instance's unoccluded silhouette (bool); the
-                          (N, H, W)          instances JSON gains ``px_count_all``,
-                                             ``px_count_visib``, ``visib_fract`` (BOP)
-=================  =====  =================  ====================================================
-
-The opt-in ``cryptomatte`` product (``RenderOptions.cryptomatte`` = K levels) writes
-``cryptomatte_id`` npy (H, W, K) int32, the instance id of each coverage rank (-1 none), and
-``cryptomatte_coverage`` npy (H, W, K) float32, the fraction of the pixel each rank covers, largest
-first: Cycles' Cryptomatte object pass decoded by :mod:`.cryptomatte` into our instance ids, rendered
-with a 1-pixel box filter, so a coverage is the area fraction of the pixel (estimated from the
-samples). The manifest's ``metadata.cryptomatte`` maps each object's hash to its name, instance id
-and entity path. Objects of an instanced collection share the instanced object's name (Cryptomatte
-hashes names), so they are not told apart: their ranks get id -1 (the hard ``instance`` image still
-tells them apart).
+back with Blender's OpenImageIO; RGB goes through the scene's view transform (Blender applies it only
+when saving, so it is saved as PNG and read back).
 
 With ``exact_ids`` (the default) depth, ids and normals come from one ray cast through every pixel
 centre (:mod:`.geometry_pass`) and Cycles renders only RGB (Combined), anti-aliased with the scene's
 pixel filter; a run without ``rgb`` (or ``cryptomatte``) renders nothing in Cycles. Otherwise they come
 from Cycles' passes, i.e. from the first, jittered sample of each pixel.
-Noise (``noiseMean``/``noiseStddev``/``noiseSeed`` of a sensor record) is added to ``rgb`` in
-display units (0..1 of full scale) and to ``depth`` in metres, seeded per frame; the EXR stays clean.
+
+The opt-in ``cryptomatte`` product: Cycles' Cryptomatte object pass decoded by
+``products.cryptomatte`` into our instance ids, rendered with a 1-pixel box filter, so a coverage is
+the area fraction of the pixel (estimated from the samples). The manifest's ``metadata.cryptomatte``
+maps each object's hash to its name, instance id and entity path. Objects of an instanced collection
+share the instanced object's name (Cryptomatte hashes names), so they are not told apart: their ranks
+get id -1 (the hard ``instance`` image still tells them apart).
 """
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import uuid
@@ -66,16 +32,15 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..base.atomic import write_text_atomic
 from ..base.spatial import R_RAISIM_FROM_OPENCV
 from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
-from ..sensors.noise import add_depth_noise, add_image_noise
 from ..sensors.pixel_truth import visibility
-from ..sensors.writers import write_npy
-from . import compat, cryptomatte, exr
+from ..products import cryptomatte
+from . import compat, exr
 from .ids import GEOMETRY_TYPES
 from .poses import RAISIM_TO_GL
-from .segmentation import boxes_2d
+from ..products.segmentation import boxes_2d
+from ..products.table import products_needing
 
 __all__ = ["BACKGROUND_DEPTH", "CameraRenderer", "CameraRig", "intrinsics_of_blender_camera"]
 
@@ -243,9 +208,9 @@ class CameraRenderer:
             self.report("INFO", f"first GPU render ({self.backend}): compiling GPU kernels, once per driver: "
                                 "minutes")
         if not (self.cycles_passes or self.cryptomatte_levels or self.options.keep_exr):
-            # RGB only: the render result is saved as PNG by write(), no EXR written or read
+            # RGB only: the render result is read through colour management by rgb_image(), no EXR
             bpy.ops.render.render(write_still=False, scene=sc.name)
-            return {"exr": None, "cryptomatte": None, "channels": 4}
+            return {"cycles": True, "exr": None, "cryptomatte": None, "channels": 4}
         exr_path = _tmp_name(self.tmp_dir, "passes", "exr")
         sc.render.filepath = exr_path
         compat.set_multilayer_exr(sc.render.image_settings)
@@ -258,7 +223,7 @@ class CameraRenderer:
         channels = sum(a.shape[-1] for a in passes.values())
         crypto = self._cryptomatte(passes, names, exr_path)
         if not self.cycles_passes:
-            return {"exr": exr_path, "cryptomatte": crypto, "channels": channels}
+            return {"cycles": True, "exr": exr_path, "cryptomatte": crypto, "channels": channels}
         wanted = (compat.PASS_DEPTH, compat.PASS_NORMAL, compat.PASS_OBJECT_INDEX)
         missing = [p for p in wanted if p not in passes]
         if missing:
@@ -272,6 +237,7 @@ class CameraRenderer:
         normal = np.where(norm > 1e-12, normal / np.where(norm > 1e-12, norm, 1.0), 0.0)
         normal[background] = 0.0
         return {
+            "cycles": True,
             "exr": exr_path,
             "cryptomatte": crypto,
             "channels": channels,
@@ -291,124 +257,55 @@ class CameraRenderer:
 
     def needs_cycles(self, spec) -> bool:
         """Whether ``spec``'s products need a Cycles render this frame (annotation-only runs do not)."""
-        products = set(spec.products)
-        return bool(products & {"rgb", "cryptomatte"}
-                    or (self.cycles_passes and products & {"depth", "segmentation", "normal"})
-                    or self.options.keep_exr)
+        return bool(products_needing("cycles", spec.products)
+                    or (self.cycles_passes and products_needing("pixel_truth", spec.products)))
 
-    def save_rgb(self, path: str) -> None:
-        """Save the last render's Combined pass as PNG through the scene's colour management."""
-        compat.set_png(self.bl_scene.render.image_settings, self.options.rgb_bit_depth)
-        tmp = _tmp_name(os.path.dirname(path), "rgb", "png")
+    def rgb_image(self) -> np.ndarray:
+        """The last render's Combined pass through the scene's colour management, ``(H, W, 3)`` uint8 or
+        uint16 (Blender saves it as PNG, read back: the view transform is applied only on saving)."""
+        bits = self.options.rgb_bit_depth
+        compat.set_png(self.bl_scene.render.image_settings, bits, compression=0)  # read back at once
+        tmp = _tmp_name(self.tmp_dir, "rgb", "png")
         try:
             _render_result_image().save_render(tmp, scene=self.bl_scene)
-            os.replace(tmp, path)
+            return exr.read_image(tmp, "uint8" if bits == 8 else "uint16")[..., :3]
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    # -- files -------------------------------------------------------------------------------------
+    # -- arrays ------------------------------------------------------------------------------------
 
-    def write(self, spec, frame: int, rendered: dict, manifest, boxes_3d=None) -> list[str]:
-        """Write ``spec``'s products for one rendered frame; returns the relative paths written."""
-        k = spec.intrinsics
-        h, w = k.height, k.width
-        written = []
-
-        def target(layer, ext, shape, dtype, units):
-            rel = manifest.add_output(spec.name, frame, layer, ext, shape, dtype, units)
-            full = os.path.join(self.out_dir, *rel.split("/"))
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            written.append(rel)
-            return full
-
+    def layers(self, spec, frame: int, rendered: dict, boxes_3d=None) -> dict:
+        """``{layer: value}`` of ``spec``'s products from one frame's Cycles and ray-cast results (what
+        ``products.write.write_frame`` writes; layer names and formats: ``products.table``)."""
         products = spec.products
-        if "rgb" in products:
-            bits = self.options.rgb_bit_depth
-            dtype = np.uint8 if bits == 8 else np.uint16
-            path = target("rgb", "png", (h, w, 3), dtype, f"display-referred RGB, {bits}-bit, view transform "
-                          f"{self.bl_scene.view_settings.view_transform!r}")
-            self.save_rgb(path)
-            if spec.has_noise:
-                image = exr.read_image(path, "uint8" if bits == 8 else "uint16")
-                full_scale = float(np.iinfo(dtype).max)
-                noisy = add_image_noise(image, spec.noise_mean * full_scale, spec.noise_stddev * full_scale,
-                                        spec.noise_seed, frame, "rgb")
-                tmp = _tmp_name(os.path.dirname(path), "rgb", "png")
-                exr.write_image(tmp, noisy, ("R", "G", "B"), "uint8" if bits == 8 else "uint16")
-                os.replace(tmp, path)
+        out = {}
+        if "rgb" in products and rendered.get("cycles"):
+            out["rgb"] = self.rgb_image()
         if "depth" in products:
-            depth = rendered["depth"]
-            if spec.has_noise:
-                depth = add_depth_noise(depth, spec.noise_mean, spec.noise_stddev, spec.noise_seed, frame,
-                                        "depth")
-            write_npy(target("depth", "npy", (h, w), np.float32, "m, planar depth along +z (OpenCV); "
-                             "background +inf"), depth.astype(np.float32))
-            path = target("depth", "exr", (h, w), np.float32, "m, planar depth, channel Z; background +inf")
-            tmp = _tmp_name(os.path.dirname(path), "depth", "exr")
-            exr.write_image(tmp, depth.astype(np.float32), ("Z",), "float")
-            os.replace(tmp, path)
-            if self.options.range_image:
-                write_npy(target("range", "npy", (h, w), np.float32, "m, distance to the camera centre; "
-                                 "background +inf"), k.depth_to_range(depth).astype(np.float32))
+            out["depth"] = rendered["depth"].astype(np.float32)
         if "segmentation" in products:
-            instance, semantic = self.entities.table.decode(rendered["index"])
-            write_npy(target("instance", "npy", (h, w), np.int32, "instance id; background -1"), instance)
-            write_npy(target("semantic", "npy", (h, w), np.int32, "class id; background/unlabelled 0"),
-                      semantic)
-            listing = self.instance_listing(instance, boxes_3d or {}, rendered.get("amodal"))
-            path = target("instances", "json", (len(listing),), np.dtype(object),
-                          "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world"
-                          + ("; with amodal: px_count_all (unoccluded pixels), px_count_visib, visib_fract = "
-                             "visib/all (BOP), bbox2d_amodal; hidden instances listed with bbox2d null"
-                             if rendered.get("amodal") is not None else ""))
-            write_text_atomic(path, json.dumps({"frame": frame, "instances": listing}, sort_keys=True,
-                                               allow_nan=False) + "\n")
+            out["instance"], out["semantic"] = self.entities.table.decode(rendered["index"])
+            out["instances"] = {"frame": frame, "instances": self.instance_listing(
+                out["instance"], boxes_3d or {}, rendered.get("amodal"))}
         if "normal" in products:
-            write_npy(target("normal", "npy", (h, w, 3), np.float32, "unit normal, OpenCV camera frame; "
-                             "background 0"), rendered["normal"])
+            out["normal"] = rendered["normal"]
         if "cryptomatte" in products and rendered.get("cryptomatte") is not None:
-            ids, coverage = rendered["cryptomatte"]
-            levels = ids.shape[-1]
-            write_npy(target("cryptomatte_id", "npy", (h, w, levels), np.int32, "instance id per coverage "
-                             "rank; -1 none or not an entity"), ids)
-            write_npy(target("cryptomatte_coverage", "npy", (h, w, levels), np.float32, "fraction of the "
-                             "pixel covered per rank, largest first (1 px box filter)"), coverage)
-        if "flow" in products and "flow_forward" in rendered:
-            step = rendered["flow_step"]
-            for layer, sign in (("flow_forward", "+"), ("flow_backward", "-")):
-                write_npy(target(layer, "npy", (h, w, 2), np.float32, f"px (u right, v down): where the point "
-                                 f"seen in this pixel's centre is at frame {sign} {step}, minus the pixel centre; "
-                                 "camera and object motion; background at infinity; NaN where undefined"),
-                          rendered[layer])
-        if "object_coords" in products and "object_coords" in rendered:
-            write_npy(target("object_coords", "npy", (h, w, 3), np.float32, "m, the pixel's hit point in "
-                             "its object's frame (node object, unscaled); background NaN"),
-                      rendered["object_coords"])
-            write_npy(target("nocs", "npy", (h, w, 3), np.float32, "NOCS in [0, 1]: object coordinates "
-                             "centred on the object's tight box, divided by its diagonal, + 0.5; background "
-                             "NaN"), rendered["nocs"])
-        if "amodal" in products and rendered.get("amodal") is not None:
-            ids, masks = rendered["amodal"]
-            path = target("amodal", "npz", (len(ids), h, w), np.bool_, "npz: ids (N,) int32 instance ids, "
-                          "masks (N, H, W) bool unoccluded silhouettes at pixel centres")
-            tmp = _tmp_name(os.path.dirname(path), "amodal", "npz")
-            try:
-                with open(tmp, "wb") as f:
-                    np.savez_compressed(f, ids=np.asarray(ids, np.int32), masks=np.asarray(masks, bool))
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            out["cryptomatte_id"], out["cryptomatte_coverage"] = rendered["cryptomatte"]
+        for key in ("flow_forward", "flow_backward", "object_coords", "nocs", "amodal", "material"):
+            if key in rendered:
+                out[key] = rendered[key]
         exr_path = rendered.get("exr")
-        if self.options.keep_exr and exr_path:
-            path = target("passes", "exr", (h, w, rendered["channels"]), np.float32,
-                          "Cycles passes (Combined linear RGBA" + (", Depth m, Normal world, Object Index)"
-                                                                   if self.cycles_passes else ")"))
-            os.replace(exr_path, path)
-        elif exr_path and os.path.exists(exr_path):
+        if "passes" in products and exr_path:
+            k = spec.intrinsics
+            out["passes"] = {"path": exr_path, "shape": (k.height, k.width, rendered["channels"])}
+        return out
+
+    def discard(self, rendered: dict) -> None:
+        """Remove the frame's temporary EXR unless a writer moved it away."""
+        exr_path = rendered.get("exr")
+        if exr_path and os.path.exists(exr_path):
             os.unlink(exr_path)
-        return written
 
     def _crypto_objects(self) -> dict[str, dict]:
         """``{object name: {"instance_id", "path"}}`` of every object that renders as an entity's part."""
@@ -440,8 +337,9 @@ class CameraRenderer:
         listing = []
         boxes = boxes_2d(instance)
         full = {}
+        extended = amodal[2] if amodal is not None and len(amodal) > 2 else {}
         if amodal is not None:
-            for iid, mask in zip(*amodal):
+            for iid, mask in zip(amodal[0], amodal[1]):
                 full[int(iid)] = (int(mask.sum()), boxes_2d(np.where(mask, 0, -1)).get(0))
                 boxes.setdefault(int(iid), {"bbox": None, "pixels": 0})
         for iid, box in sorted(boxes.items()):
@@ -456,11 +354,19 @@ class CameraRenderer:
                 "bbox2d": box["bbox"],
                 "pixels": box["pixels"],
             }
+            if any(m.static for m in members):  # ground, terrain, static bodies: annotations skip them
+                entry["static"] = True
+            if len(members) == 1 and members[0].primitive:
+                entry["primitive"] = members[0].primitive
             if amodal is not None:
-                count_all, box_all = full.get(iid, (box["pixels"], None))
-                entry.update(px_count_all=count_all, px_count_visib=box["pixels"],
-                             visib_fract=visibility(box["pixels"], count_all),
+                count_image, box_all = full.get(iid, (box["pixels"], None))
+                # BOP counts the silhouette on a canvas 3x the image (render.geometry_pass.amodal)
+                count_all, bbox_obj = extended.get(iid, (count_image, None))
+                entry.update(px_count_all=count_all, px_count_all_in_image=count_image,
+                             px_count_visib=box["pixels"], visib_fract=visibility(box["pixels"], count_all),
                              bbox2d_amodal=box_all["bbox"] if box_all else box["bbox"])
+                if bbox_obj is not None:
+                    entry["bbox_obj"] = bbox_obj
             box3d = boxes_3d.get(iid)
             if box3d is not None:
                 entry["bbox3d"] = box3d

@@ -367,7 +367,7 @@ class PartsCaster:
     min_slice = EmbreeCaster.min_slice
 
     def __init__(self, triangles: PartedTriangles, embree_api, threads: int | None = None) -> None:
-        from .embree_parts import PartsScene
+        from ..products.embree_parts import PartsScene
         self.triangles = triangles
         self.threads = threads or worker_count()
         self.scene = PartsScene(triangles.parts, embree_api)
@@ -490,7 +490,7 @@ class CasterCache:
         backend = available_backends()[0] if self.backend == "auto" else self.backend
         if backend != "embree" or not embree_available():
             return None
-        from .embree_parts import api
+        from ..products.embree_parts import api
         return api()
 
 

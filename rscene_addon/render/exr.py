@@ -1,5 +1,5 @@
-"""Image files through the OpenImageIO bundled with Blender: Cycles' multilayer EXR in, single-layer
-EXR and PNG out. Arrays are top row first (OpenImageIO returns the file's rows top-down; Blender
+"""Image files read through the OpenImageIO bundled with Blender: Cycles' multilayer EXR, the PNG
+Blender saves through the view transform (the writers, ``products.write``, need no Blender). Arrays are top row first (OpenImageIO returns the file's rows top-down; Blender
 writes its bottom-up buffers into EXR/PNG the right way up)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from . import compat
 
-__all__ = ["read_attributes", "read_image", "read_passes", "write_image"]
+__all__ = ["read_attributes", "read_image", "read_passes"]
 
 
 def read_passes(path: str, view_layer: str | None = None, channel_names: dict | None = None
@@ -60,33 +60,6 @@ def read_attributes(path: str, prefix: str = "") -> dict[str, object]:
         return {a.name: a.value for a in inp.spec().extra_attribs if a.name.startswith(prefix)}
     finally:
         inp.close()
-
-
-def write_image(path: str, array, channel_names=None, dtype: str = "float") -> None:
-    """Write ``(H, W)`` or ``(H, W, C)`` to ``path`` (format from the extension); ``dtype`` is the
-    stored type (``"float"``, ``"half"``, ``"uint8"``, ``"uint16"``)."""
-    oiio = compat.import_oiio()
-    a = np.asarray(array)
-    if a.ndim == 2:
-        a = a[:, :, None]
-    h, w, c = a.shape
-    spec = oiio.ImageSpec(w, h, c, getattr(oiio, {"float": "FLOAT", "half": "HALF", "uint8": "UINT8",
-                                                   "uint16": "UINT16"}[dtype]))
-    if channel_names:
-        spec.channelnames = tuple(channel_names)
-    if path.lower().endswith(".exr"):
-        spec.attribute("compression", "zip")
-    out = oiio.ImageOutput.create(path)
-    if out is None:
-        raise RuntimeError(f"cannot write {path}: {oiio.geterror()}")
-    try:
-        if not out.open(path, spec):
-            raise RuntimeError(f"cannot write {path}: {out.geterror()}")
-        pixel_type = {"float": np.float32, "half": np.float16, "uint8": np.uint8, "uint16": np.uint16}[dtype]
-        if not out.write_image(np.ascontiguousarray(a, dtype=pixel_type)):
-            raise RuntimeError(f"cannot write {path}: {out.geterror()}")
-    finally:
-        out.close()
 
 
 def read_image(path: str, dtype: str = "float") -> np.ndarray:

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import bpy
 import numpy as np
 
+from ..products.table import products_needing
 from ..sensors import pixel_truth
 from .caster import CasterCache, PartedTriangles, SceneTriangles, make_caster
 from .caster import _static_mesh_key as _static_key
@@ -57,12 +59,14 @@ def _visible_instances(depsgraph):
         yield inst, owner
 
 
-def _read_mesh(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(vertices (V, 3) float64, triangles (T, 3) int64, corner normals (T, 3, 3) float32)``, local."""
+def mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(vertices (V, 3) float64, triangles (T, 3) int64, corner normals (T, 3, 3) float32, material
+    slot (T,) int32)``, local."""
     mesh = ob.data if ob.type == "MESH" else ob.to_mesh()
     try:
         if mesh is None:
-            return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 3, 3), np.float32)
+            return (np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros((0, 3, 3), np.float32),
+                    np.zeros(0, np.int32))
         verts = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
         mesh.vertices.foreach_get("co", verts)
         tris = mesh.loop_triangles
@@ -73,8 +77,10 @@ def _read_mesh(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         corner = np.empty(len(mesh.corner_normals) * 3, dtype=np.float32)
         mesh.corner_normals.foreach_get("vector", corner)
         normals = corner.reshape(-1, 3)[loops].reshape(-1, 3, 3) if len(loops) else np.zeros((0, 3, 3))
+        slots = np.empty(len(tris), dtype=np.int32)
+        tris.foreach_get("material_index", slots)
         return (verts.reshape(-1, 3).astype(np.float64), faces.reshape(-1, 3).astype(np.int64),
-                normals.astype(np.float32))
+                normals.astype(np.float32), slots)
     finally:
         if ob.type != "MESH":
             ob.to_mesh_clear()
@@ -83,11 +89,12 @@ def _read_mesh(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @dataclass
 class _Part:
     key: tuple
-    arrays: tuple  # local (vertices, triangles, corner normals)
+    arrays: tuple  # local (vertices, triangles, corner normals, material slots)
     matrix: np.ndarray  # world, with scale
     entity: str | None  # entity key (None: not an entity)
     pass_index: int
     static: bool = False  # its mesh cannot change over the run (read once)
+    materials: tuple = ()  # run-wide material id per material slot (-1 empty slot)
 
 
 @dataclass
@@ -126,6 +133,7 @@ class FrameGeometry:
         tri_part = [np.full(len(p.arrays[1]), i, dtype=np.int32) for i, p in enumerate(parts) if len(p.arrays[1])]
         self.tri_part = np.concatenate(tri_part) if tri_part else np.zeros(0, np.int32)
         self._boxes = None
+        self._tri_material = None
         self._planes = None
         self._corners = None
 
@@ -185,6 +193,17 @@ class FrameGeometry:
                           distance, float(near), float(far), points)
 
     # -- products ----------------------------------------------------------------------------------
+
+    def material_image(self, hits: CameraHits, shape) -> np.ndarray:
+        """Run-wide material id per pixel (``GeometryPass.materials``), -1 background or no material."""
+        if self._tri_material is None:
+            per_part = []
+            for p in self.parts:
+                if len(p.arrays[1]):
+                    lut = np.array(p.materials + (-1,), dtype=np.int32)  # slot past the end: none
+                    per_part.append(lut[np.clip(p.arrays[3], 0, len(lut) - 1)])
+            self._tri_material = np.concatenate(per_part + [np.full(1, -1, np.int32)])
+        return self._tri_material[hits.triangle].reshape(shape)  # triangle -1: the trailing -1
 
     def index_image(self, hits: CameraHits, shape) -> np.ndarray:
         """Pass indices per pixel (0 background), what Cycles' object index pass holds."""
@@ -265,18 +284,22 @@ class FrameGeometry:
         return flow.reshape(shape + (2,)).astype(np.float32)
 
     def amodal(self, hits: CameraHits, intrinsics, camera_to_world, instance_image) -> tuple:
-        """``(ids (K,) int32, masks (K, H, W) bool)``: every instance whose unoccluded silhouette
-        covers a pixel centre, cast against that instance alone inside its projected box."""
+        """``(ids (K,) int32, masks (K, H, W) bool, extended)``: every instance whose unoccluded
+        silhouette covers a pixel centre, cast against that instance alone inside its projected box;
+        ``extended`` ``{id: (px_count_all, bbox_obj)}`` counts that silhouette on a canvas 3x the image
+        with the image in its middle, as BOP's ``calc_gt_info.py`` does (``bbox_obj`` ``[x, y, w, h]``,
+        w = last - first column, may reach outside the image); perspective cameras only."""
         h, w = intrinsics.height, intrinsics.width
         tris, ids = self.triangles.triangles, self.triangles.object_ids
         visible = np.asarray(instance_image).ravel()
-        out_ids, out_masks = [], []
+        out_ids, out_masks, extended = [], [], {}
         for iid in np.unique(ids[ids >= 0]) if len(ids) else ():
             own = tris[ids == iid]
             used, remapped = np.unique(own, return_inverse=True)
             verts = self.triangles.vertices[used]
             rows = self._pixels_in_view(intrinsics, camera_to_world, verts, hits.near)
             mask = visible == iid
+            alone = None
             if rows.size:
                 alone = make_caster(SceneTriangles(verts, remapped.reshape(-1, 3),
                                                    np.full(len(own), iid, np.int32)), self.backend)
@@ -289,8 +312,37 @@ class FrameGeometry:
             if mask.any():
                 out_ids.append(int(iid))
                 out_masks.append(mask.reshape(h, w))
+                if intrinsics.projection != "orthographic" and alone is not None:
+                    extended[int(iid)] = self._beyond_the_image(intrinsics, camera_to_world, verts, alone,
+                                                                hits, out_masks[-1])
         masks = np.stack(out_masks) if out_masks else np.zeros((0, h, w), bool)
-        return np.asarray(out_ids, np.int32), masks
+        return np.asarray(out_ids, np.int32), masks, extended
+
+    @staticmethod
+    def _beyond_the_image(intrinsics, camera_to_world, verts, alone, hits, mask) -> tuple[int, list]:
+        """``(px_count_all, bbox_obj)`` of a silhouette on BOP's canvas: the image's own pixels
+        (``mask``) plus the hits of rays through the canvas pixels outside the image."""
+        h, w = intrinsics.height, intrinsics.width
+        uv, z = pixel_truth.project(intrinsics, camera_to_world, verts)
+        if np.all(z > hits.near):
+            j0, j1 = max(int(np.ceil(uv[:, 0].min() - 0.5)), -w), min(int(np.floor(uv[:, 0].max() - 0.5)), 2 * w - 1)
+            i0, i1 = max(int(np.ceil(uv[:, 1].min() - 0.5)), -h), min(int(np.floor(uv[:, 1].max() - 0.5)), 2 * h - 1)
+        else:  # a vertex behind the camera: the projected box is unbounded
+            j0, j1, i0, i1 = -w, 2 * w - 1, -h, 2 * h - 1
+        ii, jj = np.mgrid[i0:i1 + 1, j0:j1 + 1] if i0 <= i1 and j0 <= j1 else (np.zeros(0, int),) * 2
+        outside = ~((ii >= 0) & (ii < h) & (jj >= 0) & (jj < w))
+        ii, jj = ii[outside].ravel(), jj[outside].ravel()
+        rows_in, cols_in = np.nonzero(mask)
+        if ii.size:
+            origins, directions, per_distance = pixel_truth.rays_through(intrinsics, camera_to_world, jj, ii)
+            start = hits.near / per_distance
+            got = alone.cast(origins + directions * start[:, None], directions, np.inf)
+            with np.errstate(invalid="ignore"):
+                hit = (got.triangle >= 0) & ((start + got.distance) * per_distance <= hits.far)
+            ii, jj = ii[hit], jj[hit]
+        xs, ys = np.concatenate([cols_in, jj]), np.concatenate([rows_in, ii])
+        bbox = [int(xs.min()), int(ys.min()), int(xs.max() - xs.min()), int(ys.max() - ys.min())]
+        return int(len(xs)), bbox
 
     @staticmethod
     def _pixels_in_view(intrinsics, camera_to_world, verts, near: float) -> np.ndarray:
@@ -316,7 +368,8 @@ def _same_parts(last: list, parts: list) -> bool:
     if len(last) != len(parts):
         return False
     for a, b in zip(last, parts):
-        if a.key != b.key or a.pass_index != b.pass_index or not np.array_equal(a.matrix, b.matrix):
+        if (a.key != b.key or a.pass_index != b.pass_index or a.materials != b.materials
+                or not np.array_equal(a.matrix, b.matrix)):
             return False
         if a.arrays is not b.arrays and not all(np.array_equal(x, y) for x, y in zip(a.arrays, b.arrays)):
             return False
@@ -335,6 +388,13 @@ class GeometryPass:
         self.casters = CasterCache(backend)
         self._excluding: dict = {}  # (id(frame geometry), names) -> (frame geometry, it without them)
         self._excluding_casters: dict = {}  # names -> CasterCache
+        # material ids: the file's materials in name order, so every chunk of a run numbers them alike
+        self.materials = sorted(m.name for m in bpy.data.materials)
+        self._material_id = {name: i for i, name in enumerate(self.materials)}
+
+    def _slot_ids(self, ob) -> tuple:
+        return tuple(self._material_id.get(slot.material.name, -1) if slot.material is not None else -1
+                     for slot in ob.material_slots)
 
     def _pass_index(self, owner) -> tuple[str | None, int]:
         key = self.entities.key_for(owner)
@@ -352,12 +412,12 @@ class GeometryPass:
                 key = ob.data.as_pointer() if ob.type == "MESH" and ob.data is not None else None
                 arrays, cache = (frame_meshes.get(key) if key is not None else None), frame_meshes
             if arrays is None:
-                arrays = _read_mesh(ob)
+                arrays = mesh_arrays(ob)
                 if key is not None:
                     cache[key] = arrays
             entity, index = self._pass_index(owner)
             parts.append(_Part(_part_key(inst), arrays, np.array(inst.matrix_world, dtype=np.float64), entity,
-                               index, static is not None))
+                               index, static is not None, self._slot_ids(ob)))
         last = self._last
         if last is not None and _same_parts(last.parts, parts):
             return last  # nothing moved: keep its triangles, caster and boxes
@@ -394,18 +454,17 @@ class GeometryPass:
 
 
 def needs_geometry(spec, exact_ids: bool) -> bool:
-    """Whether a camera spec takes anything from the pixel-centre ray casts."""
-    products = set(spec.products)
-    return bool(products & {"flow", "object_coords", "amodal"}
-                or (exact_ids and products & {"depth", "segmentation", "normal"}))
+    """Whether a camera spec takes anything from the pixel-centre ray casts (``products.table``)."""
+    return bool(products_needing("rays", spec.products)
+                or (exact_ids and products_needing("pixel_truth", spec.products)))
 
 
 def camera_products(frame_geometry: FrameGeometry, spec, camera_to_world, exact_ids: bool, bl_objects,
                     flow=None) -> dict:
-    """The arrays :meth:`.cameras.CameraRenderer.write` takes from the ray casts for one camera:
+    """The arrays :meth:`.cameras.CameraRenderer.layers` takes from the ray casts for one camera:
     ``depth``/``index``/``normal`` (when ``exact_ids``), ``flow_forward``/``flow_backward`` (``flow``:
     ``(step, (camera_to_world, part matrices) at frame + step, the same at frame - step)``),
-    ``object_coords``/``nocs`` and ``amodal``, as its products ask."""
+    ``object_coords``/``nocs``, ``amodal`` and ``material``, as its products ask."""
     k = spec.intrinsics
     shape = (k.height, k.width)
     products = set(spec.products)
@@ -427,4 +486,6 @@ def camera_products(frame_geometry: FrameGeometry, spec, camera_to_world, exact_
     if "amodal" in products:
         instance = frame_geometry.table.decode(index)[0]
         out["amodal"] = frame_geometry.amodal(hits, k, camera_to_world, instance)
+    if "material" in products:
+        out["material"] = frame_geometry.material_image(hits, shape)
     return out

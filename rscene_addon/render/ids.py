@@ -14,7 +14,7 @@ from __future__ import annotations
 import bpy
 
 from .scene_state import SceneState
-from .segmentation import MAX_PASS_INDEX, Entity, IdTable
+from ..products.segmentation import MAX_PASS_INDEX, Entity, IdTable
 
 __all__ = ["EntityIndex", "build_entities"]
 
@@ -78,10 +78,14 @@ class EntityIndex:
                 if key in used_paths and used_paths[key] != owner.rscene.uid:
                     key = f"{key}#{owner.rscene.uid}"
                 used_paths.setdefault(owner.rscene.path, owner.rscene.uid)
+                primitive = _record_field(doc, owner.rscene.uid, "primitive") or ""
                 entity = Entity(key=key, path=owner.rscene.path, name=owner.name, kind=owner.rscene.kind,
                                 explicit_id=int(owner.rscene.instance_id),
                                 semantic_class=owner.rscene.semantic_class,
-                                color=_record_color(doc, owner.rscene.uid))
+                                color=_record_color(doc, owner.rscene.uid),
+                                static=(owner.rscene.body_mode == "static" or primitive == "ground"
+                                        or owner.rscene.kind == "terrain_region"),
+                                primitive=str(primitive))
             entities.setdefault(key, entity)
             self.key_of_object[ob.name] = key
             self.key_of_object.setdefault(owner.name, key)
@@ -167,6 +171,19 @@ def _record_color(doc, uid: int):
         return None
     try:
         return record.get("segmentationColor")
+    except ValueError:
+        return None
+
+
+def _record_field(doc, uid: int, name: str):
+    if doc is None or not 0 <= uid < len(doc.items):
+        return None
+    record = doc.items[uid]
+    schema = getattr(record, "schema", None)
+    if schema is None or not schema.field(name):
+        return None
+    try:
+        return record.get(name)
     except ValueError:
         return None
 

@@ -23,27 +23,27 @@ import bpy
 import numpy as np
 
 from ..blender import sources as source_texts
-from ..sensors.frame_chunks import parse_frame_range
+from ..products.chunks import parse_frame_range
 from ..sensors.imu import simulate_imu
 from ..sensors.noise import add_gaussian_noise, variation_seed
-from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
-from . import plan as plan_mod
+from ..products.table import products_needing
+from ..products.write import write_frame, write_models
+from ..products import plan as plan_mod
 from . import robot_sensors
 from .cameras import RAISIM_TO_CV, CameraRenderer, CameraRig, boxes_3d, intrinsics_of_blender_camera
 from .caster import CasterCache, TriangleGatherer
 from .geometry_pass import GeometryPass, camera_products, needs_geometry
 from .ids import EntityIndex
-from .outputs import RenderManifest, manifest_filename
+from .models import instance_models
+from ..products.chunks import manifest_filename
+from ..products.outputs import RenderManifest
 from .poses import PoseTable, source_for
-from .raycast import LIDAR_DTYPE, pattern_for, sweep
+from .raycast import pattern_for, sweep
 from .scene_state import SceneState
-from .timing import FrameClock, pose_to_pq, tick_range
+from ..products.timing import FrameClock, pose_to_pq, tick_range
 
 __all__ = ["RenderJob", "load_document", "render_scene"]
 
-IMU_UNITS = "time s, specific force m/s^2 (sensor frame), angular velocity rad/s (sensor frame)"
-LIDAR_UNITS = ("x y z m in the sensor frame at firing time, intensity |cos incidence|, t s (scene time), "
-               "ring 0 = lowest, object_id instance id (-1 none), range m (with the record's noise)")
 
 
 def load_document(bl_scene):
@@ -236,6 +236,10 @@ class RenderJob:
             manifest.metadata.update(self._metadata(samples, renderer, entities, cameras, geometric))
             if renderer is not None and cryptomatte:
                 manifest.metadata["cryptomatte"] = renderer.cryptomatte_metadata()
+            units = self._units(cameras)
+            want_models = bool(cameras) and "bop" in (self.options.products or ())
+            if geometric and any("material" in s.products for s in cameras):
+                manifest.metadata["materials"] = {str(i): name for i, name in enumerate(geometry.materials)}
             needed = set()
             for f in self.frames:
                 needed.add(f)
@@ -257,6 +261,10 @@ class RenderJob:
                 sc.frame_set(frame)
                 t_start = self.clock.time(frame)
                 depsgraph = self._depsgraph(view_layer)
+                if want_models:  # BOP models, once: the meshes do not change for rigid instances
+                    want_models = False
+                    models = instance_models(depsgraph, entities, self.options.annotate_static)
+                    written.extend(write_models(self.out_dir, models))
                 boxes = None
                 if any("segmentation" in s.products for s in cameras):
                     boxes = boxes_3d(depsgraph, entities)
@@ -279,7 +287,10 @@ class RenderJob:
                         timings["ground_truth_s"].append(time.perf_counter() - t1)
                     timings["camera_render_s"].append(time.perf_counter() - t0)
                     manifest.add_frame(spec.name, frame, camera_to_world=pose @ RAISIM_TO_CV, time=t_start)
-                    self._record(spec, frame, renderer.write(spec, frame, rendered, manifest, boxes), written)
+                    arrays = renderer.layers(spec, frame, rendered, boxes)
+                    self._record(spec, frame, write_frame(self.out_dir, manifest, spec, frame, arrays, self.options,
+                                                          units), written)
+                    renderer.discard(rendered)
                     done += 1
                     yield done / total
                 if lidars:
@@ -317,6 +328,20 @@ class RenderJob:
             manifest.write(path)
             self.result["manifest"] = path
             self.result["cancelled"] = not complete
+
+    def _units(self, cameras) -> dict:
+        """The run's values in the product table's units texts."""
+        amodal = any("amodal" in s.products for s in cameras)
+        return {
+            "bits": self.options.rgb_bit_depth, "view": self.bl_scene.view_settings.view_transform,
+            "step": self.flow_step,
+            "amodal_note": "; with amodal: px_count_all (unoccluded silhouette on a canvas 3x the image, as "
+                           "BOP counts it; orthographic cameras: in the image), px_count_all_in_image, "
+                           "px_count_visib, visib_fract = visib/all (BOP), bbox_obj [x, y, w, h] (BOP, may reach "
+                           "outside the image), bbox2d_amodal; hidden instances listed with bbox2d null"
+                           if amodal else "",
+            "passes_note": "" if self.options.exact_ids else ", Depth m, Normal world, Object Index",
+        }
 
     def _evaluated_at(self, frame: int, view_layer):
         self.bl_scene.frame_set(frame)
@@ -387,8 +412,8 @@ class RenderJob:
             "source": "one ray cast through every pixel centre against the evaluated scene's triangles, "
                       "starting at the near plane; hit distance refined in float64 on the triangle hit",
             "raycaster": self.options.raycaster,
-            "from_ray_casts": sorted(({"depth", "segmentation", "normal"} & products if exact else set())
-                                     | ({"flow", "object_coords", "amodal"} & products)),
+            "from_ray_casts": sorted((products_needing("pixel_truth", products) if exact else set())
+                                     | products_needing("rays", products)),
         }
         if exact and "normal" in products:
             meta["normal"] = "corner (shading) normals interpolated at the hit, facing the camera"
@@ -413,6 +438,8 @@ class RenderJob:
                 "file": "{sensor}/amodal_{frame:05d}.npz: ids (N,) int32, masks (N, H, W) bool",
                 "definition": "pixel centres whose ray hits the instance when cast against it alone",
                 "visib_fract": "px_count_visib / px_count_all (BOP), in the instances JSON",
+                "px_count_all": "the silhouette's pixels on a canvas 3x the image with the image in its middle "
+                                "(BOP's calc_gt_info.py), perspective cameras; orthographic: inside the image",
             }
         return meta
 
@@ -426,20 +453,9 @@ class RenderJob:
         points = sweep(caster, pattern, t0, t1, pose0, pose1, spec.lidar["min_range"],
                        spec.lidar["max_range"], noise)
         manifest.add_sensor_pose(spec.name, frame, pose0, time=t0)
-        paths = []
-        p, q = pose_to_pq(pose0)
-        for fmt in self.options.lidar_formats:
-            rel = manifest.add_output(spec.name, frame, "points", fmt, points.shape, LIDAR_DTYPE, LIDAR_UNITS)
-            full = os.path.join(self.out_dir, *rel.split("/"))
-            if fmt == "npy":
-                write_npy(full, points)
-            elif fmt == "ply":
-                write_ply(full, points, comments=(f"rscene lidar {spec.name} frame {frame}",
-                                                  "points in the sensor frame at firing time (m)"))
-            else:
-                write_pcd(full, points, viewpoint=tuple(p) + tuple(q))
-            paths.append(rel)
-        self._record(spec, frame, paths, written)
+        comments = (f"rscene lidar {spec.name} frame {frame}", "points in the sensor frame at firing time (m)")
+        arrays = {"points": {"points": points, "comments": comments}}
+        self._record(spec, frame, write_frame(self.out_dir, manifest, spec, frame, arrays, self.options), written)
 
     def _imu_frame(self, spec, frame: int, poses, manifest, written, gravity) -> None:
         t0, t1 = self.clock.window(frame)
@@ -461,9 +477,8 @@ class RenderJob:
         else:
             t, force, gyro = np.zeros(0), np.zeros((0, 3)), np.zeros((0, 3))
         manifest.add_sensor_pose(spec.name, frame, poses.get(spec.name, frame), time=t0)
-        rel = manifest.add_output(spec.name, frame, "imu", "csv", (len(t), 7), np.float64, IMU_UNITS)
-        write_imu_csv(os.path.join(self.out_dir, *rel.split("/")), t, force, gyro)
-        self._record(spec, frame, [rel], written)
+        arrays = {"imu": (t, force, gyro)}
+        self._record(spec, frame, write_frame(self.out_dir, manifest, spec, frame, arrays, self.options), written)
 
 
 def render_scene(bl_scene, out_dir, frames=None, samples=None, sensors=None, progress=None, cancel=None, *,

@@ -24,7 +24,7 @@ from ..sensors.lidar import LidarPattern
 from ..sensors.noise import add_depth_noise
 from ..sensors.writers import POINT_DTYPE
 from .caster import run_in_slices
-from .timing import interpolate_poses
+from ..products.timing import interpolate_poses
 
 __all__ = ["LIDAR_DTYPE", "pattern_for", "sweep"]
 

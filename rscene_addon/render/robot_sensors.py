@@ -1,6 +1,6 @@
 """What robots sense, and what no sensor sees: its own mount (RaiSim's objectId/localId rule).
 
-* :func:`robot_specs`: a :class:`~.plan.SensorSpec` for every sensor object ``blender.robot_sensors``
+* :func:`robot_specs`: a :class:`~rscene_addon.products.plan.SensorSpec` for every sensor object ``blender.robot_sensors``
   put on a robot's links (``source="robot"``), from the robot's sensor sets (``robots.sensors``): its
   resolution, rate, noise and lidar pattern, and ``robot``, ``set``, ``link`` in the manifest. The scene's
   ``rscene_sensor_resolution_scale`` (a float custom property, default 1) scales every robot sensor's
@@ -19,7 +19,7 @@ from ..blender import robots as rb
 from ..blender.robot_sensors import SENSOR_KEY, robot_label, sensor_objects
 from ..robots.sensors import robot_sensors
 from ..sensors.intrinsics import CameraIntrinsics
-from . import plan as plan_mod
+from ..products import plan as plan_mod
 from .poses import GL_TO_RAISIM, PoseSource
 
 __all__ = ["SCALE_KEY", "RobotSensorSpec", "owner_objects", "pose_source", "robot_specs"]

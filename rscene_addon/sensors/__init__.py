@@ -10,11 +10,9 @@ Python. One job per module:
 * :mod:`.noise` seeded reproducible Gaussian noise
 * :mod:`.writers` atomic PLY/PCD/CSV/NPY writing (:mod:`rscene_addon.base.atomic`, re-exported here)
 * :mod:`.manifest` output paths and the JSON manifest
-* :mod:`.frame_chunks` inclusive frame ranges split across workers
 """
 
 from ..base.atomic import atomic_open, write_bytes_atomic, write_text_atomic
-from .frame_chunks import chunk, parse_frame_range
 from ..base.spatial import (
     CONVENTIONS,
     R_OPENCV_FROM_OPENGL,
@@ -73,7 +71,6 @@ __all__ = [
     "atomic_open",
     "camera_rotation",
     "camera_to_world",
-    "chunk",
     "gaussian_noise",
     "hits_to_points",
     "invert_transform",
@@ -81,7 +78,6 @@ __all__ = [
     "matrix_to_quat",
     "noise_rng",
     "output_path",
-    "parse_frame_range",
     "quat_conjugate",
     "quat_from_axis_angle",
     "quat_multiply",

@@ -48,6 +48,18 @@ def pixel_rays(intrinsics, camera_to_world) -> tuple[np.ndarray, np.ndarray, np.
     return np.broadcast_to(centre, (n, 3)), rows_times(local, rotation.T), per_distance
 
 
+def rays_through(intrinsics, camera_to_world, columns, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What :func:`pixel_rays` gives, for the centres of pixels ``(columns, rows)`` of a perspective
+    camera, which may lie outside the image (BOP counts silhouettes on a canvas 3x the image)."""
+    c2w = _rigid(camera_to_world)
+    k = intrinsics
+    local = np.stack([(np.asarray(columns) + 0.5 - k.cx) / k.fx, (np.asarray(rows) + 0.5 - k.cy) / k.fy,
+                      np.ones(len(columns))], axis=1)
+    norm = np.linalg.norm(local, axis=1)
+    directions = rows_times(local / norm[:, None], c2w[:3, :3].T)
+    return np.broadcast_to(c2w[:3, 3], directions.shape), directions, 1.0 / norm
+
+
 @lru_cache(maxsize=8)
 def _pixel_centres(width: int, height: int) -> np.ndarray:
     """``(N, 2)`` pixel-centre coordinates ``(u, v)``, rows top-down (read-only, cached)."""

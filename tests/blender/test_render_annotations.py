@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from rscene_addon.commands.render_job import run_render_cli
-from rscene_addon.render.plan import RenderOptions
-from rscene_addon.sensors.annotations import with_needed_products
+from rscene_addon.products.plan import RenderOptions
+from rscene_addon.products.annotations import with_needed_products
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures
     _session_registration, render_env, write_scene)
 from tests.blender.test_render_truths import (
@@ -24,14 +24,19 @@ mask_util = pytest.importorskip("pycocotools.mask")
 from pycocotools.coco import COCO  # noqa: E402
 
 
+def _dynamic(record: str) -> str:
+    return record.replace(" static ", " dynamic ", 1)
+
+
 def test_render_products_coco_and_bop_end_to_end(render_env, tmp_path):
     eye = np.array([-1.3, -2.4, 1.9])
     half = np.array([0.7, 0.5, 0.4])
     centre = np.array([0.1, 0.05, 0.4])
     yaw = np.radians(20.0)
     quat = (np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2))
-    box = _object("/World/Box", "box", centre, quat, 2 * half, extra="semanticClass=crate")
-    ball = _object("/World/Ball", "sphere", (0.9, -0.9, 0.3), radius=0.3, extra="semanticClass=ball")
+    # dynamic bodies: static ones are background for COCO/BOP (test_render_contract checks that)
+    box = _dynamic(_object("/World/Box", "box", centre, quat, 2 * half, extra="semanticClass=crate"))
+    ball = _dynamic(_object("/World/Ball", "sphere", (0.9, -0.9, 0.3), radius=0.3, extra="semanticClass=ball"))
     q = _look_quat(eye, centre)
     camera = (f"camera /World/Cam {' '.join(f'{c:g}' for c in eye)} {' '.join(f'{c:.12f}' for c in q)} "
               "50 0.05 100 160 120 rgb true")
@@ -79,7 +84,7 @@ def test_render_products_coco_and_bop_end_to_end(render_env, tmp_path):
     _assert_corner_and_edges(fits, project(model[near]), [project(model[o]) for o in _edge_neighbours(signs, near)])
     masks = sorted(p.name for p in (scene / "mask_visib").iterdir())
     assert masks == ["000001_000000.png", "000001_000001.png"]
-    assert (scene / "rgb" / "000001.png").exists() and (scene / "depth" / "000001.png").exists()
+    assert (scene / "rgb" / "000001.jpg").exists() and (scene / "depth" / "000001.png").exists()
     info = json.loads((out / "bop" / "rscene_bop.json").read_text())
     assert info["objects"][str(ids["/World/Box"])]["size_mm"] == pytest.approx(list(2000 * half), abs=1e-3)
     if not (out / "World.Cam" / "amodal_00001.npz").exists():  # amodal masks are another product's
@@ -91,7 +96,7 @@ def test_panel_switches_write_coco_and_bop_after_the_operator_run(render_env, tm
     import bpy
 
     from tests.blender.test_render_support import import_scene
-    box = _object("/World/Box", "box", (0.0, 0.0, 0.4), scale=(0.8, 0.6, 0.8), extra="semanticClass=crate")
+    box = _dynamic(_object("/World/Box", "box", (0.0, 0.0, 0.4), scale=(0.8, 0.6, 0.8), extra="semanticClass=crate"))
     camera = f"camera /World/Cam -3 0 1 {' '.join(f'{c:.12f}' for c in _look_quat((-3, 0, 1), (0, 0, 0.4)))} " \
              "50 0.05 100 64 48 rgb true"
     scene = import_scene(tmp_path, box, camera)

@@ -13,7 +13,7 @@ from mathutils import Vector
 
 from rscene_addon.render import render_scene
 from rscene_addon.render.cameras import CameraRig
-from rscene_addon.render.plan import RenderOptions, spec_from_sensor_record
+from rscene_addon.products.plan import RenderOptions, spec_from_sensor_record
 from rscene_addon.render.poses import rigid
 from rscene_addon.render.scene_state import SceneState
 from rscene_addon.formats import rscene

@@ -13,7 +13,7 @@ import pytest
 
 from rscene_addon.render.caster import (
     BVHCaster, CasterCache, PartedTriangles, PartsCaster, TriangleGatherer, embree_available, scene_triangles)
-from rscene_addon.render.embree_parts import api
+from rscene_addon.products.embree_parts import api
 from rscene_addon.render.ids import EntityIndex
 from rscene_addon.render.raycast import sweep
 from rscene_addon.sensors.lidar import LidarPattern
@@ -129,7 +129,7 @@ def test_parts_caster_builds_again_when_the_parts_change(empty_blend):
 
 def test_without_the_embree_library_each_change_builds_a_soup_scene(empty_blend, monkeypatch):
     """Where the library or the scene handle cannot be had, Embree falls back to one soup per change."""
-    from rscene_addon.render import embree_parts
+    from rscene_addon.products import embree_parts
     from rscene_addon.render.caster import EmbreeCaster
     monkeypatch.setattr(embree_parts, "_API", [None])
     sc = _pile(2, bodies=4)

@@ -10,8 +10,9 @@ import bpy
 import numpy as np
 import pytest
 
-from rscene_addon.render import cryptomatte, exr, render_scene
-from rscene_addon.render.plan import RenderOptions
+from rscene_addon.products import cryptomatte
+from rscene_addon.render import exr, render_scene
+from rscene_addon.products.plan import RenderOptions
 from tests.blender.test_render_support import _session_registration, render_env  # noqa: F401 - fixtures
 
 W, H, SCALE = 48, 32, 2.0  # orthographic: SCALE m across the larger (horizontal) side
@@ -169,7 +170,7 @@ def test_cryptomatte_is_opt_in_for_image_sensors_only():
     import argparse
 
     from rscene_addon.commands.render_job import add_arguments, options_from_args
-    from rscene_addon.render.plan import CAMERA_PRODUCTS, SensorSpec
+    from rscene_addon.products.plan import CAMERA_PRODUCTS, SensorSpec
 
     def parse(*extra):
         parser = add_arguments(argparse.ArgumentParser())

@@ -17,7 +17,7 @@ from mathutils import Matrix, Vector
 from mathutils.bvhtree import BVHTree
 
 from rscene_addon.render import render_scene
-from rscene_addon.render.plan import RenderOptions
+from rscene_addon.products.plan import RenderOptions
 from tests.blender.test_render_support import _session_registration, render_env  # noqa: F401 - fixtures
 from tests.blender.test_render_truths import _pixel_rays
 
@@ -346,7 +346,7 @@ def test_bop_export_reads_the_amodal_masks_and_agrees_on_visibility(tmp_path):
     """The file contract with the BOP writer: ``amodal_{frame}.npz`` becomes BOP's ``mask/`` and its
     ``visib_fract`` is the instances JSON's (the wall-hidden box: 60 %)."""
     from rscene_addon.formats.png import read_grey
-    from rscene_addon.sensors.annotations import export_annotations
+    from rscene_addon.products.annotations import export_annotations
     _mesh_object("Box", CUBE_VERTS, CUBE_FACES, location=(0.5, 0.0, 0.0))
     _mesh_object("Wall", [(-1, 0.05, -3), (-1, 3, -3), (-1, 3, 3), (-1, 0.05, 3)], [(0, 1, 2, 3)])
     _camera("Eye", (-2, 0, 0), (math.radians(90), 0.0, math.radians(-90)), 80, 60)
@@ -444,7 +444,7 @@ def test_gpu_runs_say_they_compile_kernels_and_record_the_backend(tmp_path, monk
 def test_chunks_give_the_full_runs_flow(tmp_path):
     """Flow reads the neighbouring frames from the baked animation, not from the frames rendered: chunks
     of a run write the same flow as the whole run, and their manifests merge."""
-    from rscene_addon.render.outputs import merge_manifests
+    from rscene_addon.products.outputs import merge_manifests
     scene, _ = _moving_box_scene()
     options = RenderOptions(products={"ids", "flow"})
     render_scene(scene, tmp_path / "full", range(1, 4), sensors="Eye", options=options)

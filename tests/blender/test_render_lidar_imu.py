@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.render import render_scene
-from rscene_addon.render.plan import RenderOptions
+from rscene_addon.products.plan import RenderOptions
 from rscene_addon.sensors.noise import gaussian_noise
 from rscene_addon.sensors.writers import read_pcd, read_ply
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures

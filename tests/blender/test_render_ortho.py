@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rscene_addon.render import render_scene
-from rscene_addon.render.plan import RenderOptions
+from rscene_addon.products.plan import RenderOptions
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures
     _session_registration,
     import_scene,

@@ -12,7 +12,7 @@ import numpy as np
 
 from rscene_addon.commands.render_job import run_render_cli
 from rscene_addon.render import exr, render_scene
-from rscene_addon.render.outputs import merge_manifests
+from rscene_addon.products.outputs import merge_manifests
 from rscene_addon.sensors.writers import read_pcd, read_ply
 from tests.blender.test_render_support import (  # noqa: F401 - fixtures
     BALL, BOX, CAMERA, _session_registration, import_scene, render_env, write_scene)

@@ -3,7 +3,8 @@ any other (a cycle, an upward import, a new room nobody placed) fails here with 
 
     ui / ops / cli (cli.py, commands/, dataset/) / registration
       -> blender, render
-        -> formats, sim, sensors, robots
+        -> products (what a render makes, pure: the product table, writers, manifest, COCO/BOP)
+          -> formats, sim, sensors, robots
           -> scene_geometry (what records are geometrically, for Blender and the simulator alike)
             -> model
               -> base (spatial maths, atomic writing)
@@ -21,7 +22,8 @@ LOWER["robots"] = {"model", "base"}
 LOWER["sensors"] = {"model", "base", "formats"}  # annotation writers use the PNG codec
 LOWER["formats"] = {"model", "base", "scene_geometry", "robots"}  # readers build Robot models from URDF/MJCF
 LOWER["sim"] = {"model", "base", "scene_geometry", "robots", "formats"}
-PURE = {"base", "model", "scene_geometry", "robots", "sensors", "formats", "sim"}
+LOWER["products"] = {"model", "base", "scene_geometry", "sensors", "formats"}
+PURE = {"base", "model", "scene_geometry", "robots", "sensors", "formats", "sim", "products"}
 LOWER["blender"] = PURE
 LOWER["render"] = PURE | {"blender"}  # render reads what blender imported; blender never imports render
 LOWER["ops"] = PURE | {"blender", "render"}

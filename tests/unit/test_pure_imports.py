@@ -1,6 +1,6 @@
 """The plain-Python subpackages must import without Blender.
 
-rscene_addon.model / .formats / .sim / .sensors are the bpy-free core: they must import (with every
+rscene_addon.model / .formats / .sim / .sensors / .products are the bpy-free core: they must import (with every
 submodule) in a fresh interpreter where any import of bpy, mathutils or another Blender-only module
 raises ImportError, and afterwards none of those modules may be in sys.modules. This also means
 rscene_addon/__init__.py must not import bpy at module level (only inside register()/unregister()).
@@ -20,7 +20,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "rscene_addon"
 
 # (subpackage, required): required ones must exist; the others are skipped until they are written.
-SUBPACKAGES = [("base", True), ("model", True), ("scene_geometry", True), ("formats", True), ("sim", True), ("sensors", True), ("robots", True)]
+SUBPACKAGES = [("base", True), ("model", True), ("scene_geometry", True), ("formats", True), ("sim", True), ("sensors", True), ("robots", True),
+               ("products", True)]
 
 # Top-level modules that exist only inside Blender (bpy wheel or Blender's bundled scripts).
 BLENDER_ONLY = (

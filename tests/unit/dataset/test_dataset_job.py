@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rscene_addon.dataset.job import JobError, Variation, load_job
-from rscene_addon.sensors.frame_chunks import parse_frame_range
+from rscene_addon.products.chunks import parse_frame_range
 
 
 def write(tmp_path, text, name="job.toml"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from rscene_addon.dataset.job import load_job
 from rscene_addon.dataset.units import bake_frames, plan_units, unit_task
-from rscene_addon.sensors.frame_chunks import chunk, parse_frame_range
+from rscene_addon.products.chunks import chunk, parse_frame_range
 
 
 def job_at(tmp_path, text, scene_text="raisim_engine_scene 2\n"):
@@ -52,5 +52,5 @@ def test_unit_task_carries_seed_chunk_and_render_options(tmp_path):
     assert (task["frames_spec"], task["chunk"], task["frames"]) == ("1-6", "2/2", [4, 5, 6])
     assert task["manifest"] == "manifest_chunk2-of-2.json"
     assert task["options"] == {"rgb_bit_depth": 16, "range_image": True, "products": ["depth"]}
-    from rscene_addon.render.plan import RenderOptions
+    from rscene_addon.products.plan import RenderOptions
     RenderOptions(seed=task["seed"], device=task["device"], **task["options"])  # what a worker builds

@@ -49,6 +49,8 @@ class Entity:
     explicit_id: int = -1
     semantic_class: str = ""
     color: tuple | None = None
+    static: bool = False  # background that never moves: ground, terrain, bodies marked static
+    primitive: str = ""  # the record's primitive (box, sphere, cylinder, capsule, ...), for BOP symmetries
 
 
 class IdTable:

@@ -15,29 +15,28 @@ sensor ``imu``      imu
 Blender camera      rgb, depth, segmentation, normal
 ==================  ===================================================================
 
-``force_torque`` and unknown kinds make nothing (the caller is told). ``cryptomatte`` (anti-aliased
-per-instance coverage) is opt-in: every image sensor makes it when ``RenderOptions.cryptomatte`` asks
-for it (and ``products``, if given, includes it). So are the geometric ground truths ``flow``
-(forward and backward optical flow), ``object_coords`` (object coordinates and NOCS) and ``amodal``
-(amodal masks and visibility): every image sensor makes those that ``RenderOptions.products`` names.
-Product names accept aliases (``ids`` = ``segmentation``, ``normals`` = ``normal``, ``nocs`` =
-``object_coords``, ...).
+``force_torque`` and unknown kinds make nothing (the caller is told). Every product, its aliases and
+whether it is opt-in come from the product table (:mod:`.table`): an image sensor makes the opt-in
+ones (flow, object_coords, amodal, material) that ``RenderOptions.products`` names, ``cryptomatte``
+when ``RenderOptions.cryptomatte`` asks for it (and ``products``, if given, includes it) and
+``passes`` with ``RenderOptions.keep_exr``.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
 
+from . import table
 from ..sensors.intrinsics import CameraIntrinsics, OrthographicIntrinsics
 from ..sensors.manifest import safe_sensor_name
 
 __all__ = [
-    "CAMERA_PRODUCTS", "GEOMETRY_PRODUCTS", "PRESET_SAMPLES", "PRODUCTS", "RenderOptions", "SensorSpec",
+    "CAMERA_PRODUCTS", "PRESET_SAMPLES", "PRODUCTS", "RenderOptions", "SensorSpec",
     "parse_products", "samples_for_preset", "select_specs", "spec_from_camera_record",
     "spec_from_sensor_record", "specs_from_document",
 ]
 
-CAMERA_PRODUCTS = ("rgb", "depth", "segmentation", "normal")
+CAMERA_PRODUCTS = table.camera_defaults()  # rgb, depth, segmentation, normal
 _SENSOR_PRODUCTS = {
     "rgb": ("rgb",),
     "depth": ("depth",),
@@ -46,14 +45,11 @@ _SENSOR_PRODUCTS = {
     "lidar": ("lidar",),
     "imu": ("imu",),
 }
-GEOMETRY_PRODUCTS = ("flow", "object_coords", "amodal")  # from pixel-centre ray casts (render.geometry_pass)
-OPT_IN_IMAGE_PRODUCTS = ("cryptomatte",) + GEOMETRY_PRODUCTS
-IMAGE_PRODUCTS = frozenset(CAMERA_PRODUCTS + OPT_IN_IMAGE_PRODUCTS)
-PRODUCTS = IMAGE_PRODUCTS | {"lidar", "imu", "coco", "bop"}  # coco, bop: written after the frames
-PRODUCT_ALIASES = {"ids": "segmentation", "instance": "segmentation", "semantic": "segmentation",
-                   "normals": "normal", "optical_flow": "flow", "object_coordinates": "object_coords",
-                   "nocs": "object_coords", "coords": "object_coords", "amodal_masks": "amodal",
-                   "visibility": "amodal", "color": "rgb"}
+OPT_IN_IMAGE_PRODUCTS = tuple(p.name for p in table.PRODUCTS.values() if p.sensor == "camera" and p.opt_in)
+IMAGE_PRODUCTS = frozenset(p.name for p in table.PRODUCTS.values() if p.sensor == "camera")
+PRODUCTS = frozenset(table.PRODUCTS)
+# asked for by name (--products); cryptomatte and passes are switched on by their own options
+_NAMED_OPT_IN = tuple(p for p in OPT_IN_IMAGE_PRODUCTS if p not in ("cryptomatte", "passes"))
 
 
 def parse_products(value) -> frozenset | None:
@@ -61,13 +57,7 @@ def parse_products(value) -> frozenset | None:
     if value is None or value == "":
         return None
     names = split_names(value) if isinstance(value, str) else [str(v).strip() for v in value]
-    out = set()
-    for name in names:
-        key = PRODUCT_ALIASES.get(name.lower(), name.lower())
-        if key not in PRODUCTS:
-            raise ValueError(f"unknown product {name!r}; use {', '.join(sorted(PRODUCTS | set(PRODUCT_ALIASES)))}")
-        out.add(key)
-    return frozenset(out)
+    return frozenset(table.canonical(name) for name in names)
 CRYPTOMATTE_LEVELS = (2, 16)  # Blender's range for view_layer.pass_cryptomatte_depth
 
 # rayrai_render preset -> Cycles samples per pixel (before the caller's cap). rayrai's presets are
@@ -118,6 +108,7 @@ class RenderOptions:
     cryptomatte: int = 0
     seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
     threads: int | None = None  # Cycles render threads (None: Blender's automatic, every core)
+    annotate_static: bool = False  # COCO/BOP: annotate static background (ground, terrain, static bodies) too
 
     def __post_init__(self) -> None:
         if self.rgb_bit_depth not in (8, 16):
@@ -137,10 +128,16 @@ class RenderOptions:
         if self.cryptomatte and not lo <= int(self.cryptomatte) <= hi:
             raise ValueError(f"cryptomatte levels must be 0 (off) or {lo}..{hi}, got {self.cryptomatte}")
 
+    @property
+    def rgb_jpeg(self) -> bool:
+        """RGB also as JPEG (the ``rgb.jpg`` layer): BOP's train_pbr images are JPEG."""
+        return bool(self.products and "bop" in self.products)
+
     def opt_in_products(self) -> tuple:
         """Opt-in products these options ask for."""
         chosen = ("cryptomatte",) if self.cryptomatte else ()
-        return chosen + tuple(p for p in GEOMETRY_PRODUCTS if self.products and p in self.products)
+        chosen += ("passes",) if self.keep_exr else ()
+        return chosen + tuple(p for p in _NAMED_OPT_IN if self.products and p in self.products)
 
 
 @dataclass(frozen=True)
@@ -208,8 +205,8 @@ class SensorSpec:
         products = self.products
         if any(p in IMAGE_PRODUCTS for p in products):
             products = products + tuple(p for p in opt_in if p in OPT_IN_IMAGE_PRODUCTS and p not in products)
-        if allowed is not None:
-            products = tuple(p for p in products if p in allowed)
+        if allowed is not None:  # keep_exr keeps Cycles' file whatever products were named
+            products = tuple(p for p in products if p in allowed or p == "passes")
         return self if products == self.products else replace(self, products=products)
 
 

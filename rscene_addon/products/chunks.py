@@ -1,4 +1,5 @@
-"""Inclusive frame ranges and splitting them into contiguous chunks (one per render worker).
+"""Frame ranges and chunks: inclusive ranges, splitting them into contiguous chunks (one per render
+worker), ``K/N`` chunk names and the manifest each chunk writes.
 
 ``"1-48"`` is frames 1 to 48 *inclusive*; ``"5"`` is frame 5; ``"1-48:2"`` takes every second frame
 from 1 (``1, 3, ..., 47``: the end is included when the step lands on it). Frames are
@@ -10,7 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["chunk", "parse_frame_range"]
+__all__ = ["chunk", "manifest_filename", "parse_chunk", "parse_frame_range"]
+
+_CHUNK = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*")
 
 _RANGE = re.compile(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?(?::\s*([0-9]+)\s*)?")
 
@@ -52,3 +55,26 @@ def chunk(frames: Sequence[int], k: int, n: int) -> Sequence[int]:
     begin = (k - 1) * size + min(k - 1, extra)
     end = begin + size + (1 if k <= extra else 0)
     return frames[begin:end]
+
+
+def parse_chunk(text) -> tuple[int, int] | None:
+    """``"K/N"`` -> ``(K, N)`` with ``1 <= K <= N``; ``None``/``""`` -> ``None``; tuples pass through."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, tuple):
+        k, n = text
+    else:
+        match = _CHUNK.fullmatch(str(text))
+        if match is None:
+            raise ValueError(f"bad chunk {text!r}: expected K/N, e.g. 2/4")
+        k, n = int(match[1]), int(match[2])
+    if n < 1 or not 1 <= k <= n:
+        raise ValueError(f"bad chunk {text!r}: need 1 <= K <= N")
+    return int(k), int(n)
+
+
+def manifest_filename(chunk: tuple[int, int] | None) -> str:
+    if chunk is None:
+        return "manifest.json"
+    k, n = chunk
+    return f"manifest_chunk{k}-of-{n}.json"

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from rscene_addon.sensors.frame_chunks import chunk, parse_frame_range
+from rscene_addon.products.chunks import chunk, parse_frame_range
 
 
 def test_parse_examples():

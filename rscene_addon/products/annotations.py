@@ -28,13 +28,14 @@ import shutil
 import numpy as np
 
 from ..formats.png import encode_grey
-from . import bop, coco
+from ..scene_geometry.mesh_files import read_mesh
+from . import bop, coco, table
 from ..base.atomic import write_bytes_atomic, write_text_atomic
 
 __all__ = ["PRODUCTS", "export_annotations", "load_manifest", "requested", "with_needed_products"]
 
-PRODUCTS = ("coco", "bop")
-NEEDS = {"coco": ("rgb", "segmentation"), "bop": ("rgb", "depth", "segmentation")}  # render products they read
+PRODUCTS = tuple(p.name for p in table.PRODUCTS.values() if p.sensor == "folder")  # coco, bop
+NEEDS = {name: table.PRODUCTS[name].reads for name in PRODUCTS}  # the render products they read
 BOP_SPLIT = "train_pbr"
 
 
@@ -137,12 +138,14 @@ def _camera_frames(out_dir: str, manifest: dict, wanted) -> list[tuple[str, dict
 
 
 def export_annotations(out_dir, coco_files: bool = True, bop_files: bool = True, manifest: dict | None = None,
-                       sensors=None, report=print) -> dict:
+                       sensors=None, report=print, annotate_static: bool = False) -> dict:
     """Write COCO and/or BOP for every camera sensor of a render folder that has instance images.
 
     ``manifest``: the run's manifest dict (default: ``out_dir/manifest.json``); ``sensors``: names or
     folders to limit to. ``report(line)`` gets progress and notes. Returns ``{"coco": [paths],
-    "bop": [scene folders], "notes": [...]}``. Raises OSError/ValueError naming the file at fault."""
+    "bop": [scene folders], "notes": [...]}``. Static background (ground, terrain, bodies marked static:
+    ``"static"`` in the instances JSON) is left out unless ``annotate_static``. Raises OSError/ValueError
+    naming the file at fault."""
     out_dir = os.path.abspath(os.fspath(out_dir))
     manifest = manifest if manifest is not None else load_manifest(out_dir)
     classes = manifest.get("metadata", {}).get("segmentation", {}).get("classes", {"0": ""})
@@ -152,10 +155,10 @@ def export_annotations(out_dir, coco_files: bool = True, bop_files: bool = True,
         result["notes"].append("no camera sensor with instance images: nothing to annotate")
         report(f"annotations: {result['notes'][-1]}")
         return result
-    bop_writer = _BopDataset(out_dir, report) if bop_files else None
+    bop_writer = _BopDataset(out_dir, report, annotate_static) if bop_files else None
     for name, sensor, frames in cameras:
         if coco_files:
-            result["coco"].append(_write_coco(out_dir, name, sensor, frames, classes))
+            result["coco"].append(_write_coco(out_dir, name, sensor, frames, classes, annotate_static))
             report(f"annotations: COCO {os.path.relpath(result['coco'][-1], out_dir)} ({len(frames)} images)")
         if bop_writer is not None:
             folder = bop_writer.add_scene(name, sensor, frames)
@@ -169,7 +172,12 @@ def export_annotations(out_dir, coco_files: bool = True, bop_files: bool = True,
 
 # -- COCO ------------------------------------------------------------------------------------------
 
-def _write_coco(out_dir: str, name: str, sensor: dict, frames: list[_Frame], classes: dict) -> str:
+def _static_ids(listing: list[dict]) -> list[int]:
+    return [int(e["id"]) for e in listing if e.get("static")]
+
+
+def _write_coco(out_dir: str, name: str, sensor: dict, frames: list[_Frame], classes: dict,
+                annotate_static: bool = False) -> str:
     width, height = (int(v) for v in sensor["resolution"])
     images, annotations, unlabelled = [], [], False
     for frame in frames:
@@ -177,7 +185,10 @@ def _write_coco(out_dir: str, name: str, sensor: dict, frames: list[_Frame], cla
         if instance.shape != (height, width):
             raise ValueError(f"{frame.need('instance.npy')}: shape {instance.shape}, manifest says "
                              f"{(height, width)}")
-        class_of = {int(e["id"]): int(e.get("class_id") or 0) for e in frame.listing()}
+        listing = frame.listing()
+        class_of = {int(e["id"]): int(e.get("class_id") or 0) for e in listing}
+        if not annotate_static:  # background, not an object: its pixels count as background
+            instance = np.where(np.isin(instance, _static_ids(listing)), -1, instance)
         rgb = frame.where("rgb.png")
         image_file = rgb if rgb is not None else frame.need("instance.npy")
         images.append({"id": frame.number, "file_name": os.path.basename(image_file), "width": width,
@@ -204,12 +215,14 @@ def _write_coco(out_dir: str, name: str, sensor: dict, frames: list[_Frame], cla
 class _BopDataset:
     """BOP scenes under ``out_dir/bop/train_pbr``, one per camera, and the dataset's info file."""
 
-    def __init__(self, out_dir: str, report) -> None:
+    def __init__(self, out_dir: str, report, annotate_static: bool = False) -> None:
         self.root = os.path.join(out_dir, "bop")
         self.report = report
+        self.annotate_static = annotate_static
         self.scenes: dict[str, dict] = {}
         self.objects: dict[int, dict] = {}
         self.notes: list[str] = []
+        self.coco: dict[str, tuple] = {}  # scene folder -> (images, annotations) for scene_gt_coco.json
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -224,7 +237,8 @@ class _BopDataset:
         folder = os.path.join(self.root, BOP_SPLIT, f"{scene_id:06d}")
         K = np.asarray(intrinsics["K"], dtype=np.float64)
         cameras, gts, infos = {}, {}, {}
-        amodal_frames, skipped = 0, set()
+        amodal_frames, skipped, static, in_image_only = 0, set(), set(), 0
+        coco_images, coco_annotations = [], []
         for frame in frames:
             if frame.number < 0:
                 raise ValueError(f"{name} frame {frame.number}: BOP image ids cannot be negative")
@@ -236,9 +250,12 @@ class _BopDataset:
             scale = bop.choose_depth_scale(depth_m)
             depth_values = bop.depth_png(depth_m, scale)
             write_bytes_atomic(os.path.join(folder, "depth", f"{im}.png"), encode_grey(depth_values, 16))
-            rgb = frame.where("rgb.png")
+            rgb = frame.where("rgb.jpg") or frame.where("rgb.png")
             if rgb is not None:
-                _link_or_copy(rgb, os.path.join(folder, "rgb", f"{im}.png"))
+                ext = rgb.rsplit(".", 1)[-1]
+                _link_or_copy(rgb, os.path.join(folder, "rgb", f"{im}.{ext}"))
+                coco_images.append({"id": frame.number, "file_name": f"rgb/{im}.{ext}",
+                                    "width": int(sensor["resolution"][0]), "height": int(sensor["resolution"][1])})
             cameras[str(frame.number)] = bop.camera_entry(K, c2w, scale)
             instance = frame.instance()
             amodal = frame.amodal(instance.shape)
@@ -246,6 +263,9 @@ class _BopDataset:
             gts[str(frame.number)], infos[str(frame.number)] = [], []
             for entry in sorted(frame.listing(), key=lambda e: int(e["id"])):
                 iid = int(entry["id"])
+                if entry.get("static") and not self.annotate_static:
+                    static.add(iid)
+                    continue
                 pose = self._pose(entry)
                 if pose is None or iid < 1:
                     skipped.add(iid)
@@ -258,7 +278,13 @@ class _BopDataset:
                 full = amodal.get(iid) if amodal is not None else None
                 if amodal is not None and full is None:
                     raise ValueError(f"{frame.where('amodal.npz')}: no amodal mask for visible instance {iid}")
-                infos[str(frame.number)].append(bop.gt_info_entry(visible, full, depth_values))
+                extended = (entry["px_count_all"], entry["bbox_obj"]) if "bbox_obj" in entry else None
+                info = bop.gt_info_entry(visible, full, depth_values, extended)
+                in_image_only += full is not None and extended is None
+                infos[str(frame.number)].append(info)
+                if info["px_count_visib"] > 0 and rgb is not None:  # calc_gt_coco.py's annotation
+                    coco_annotations.append(bop.coco_annotation(len(coco_annotations) + 1, frame.number, iid,
+                                                                visible, full, info))
                 stem = f"{im}_{gt_id:06d}.png"
                 write_bytes_atomic(os.path.join(folder, "mask_visib", stem),
                                    encode_grey(bop.mask_png_values(visible), 8))
@@ -272,6 +298,15 @@ class _BopDataset:
             self.note(f"{name}: amodal masks were not rendered for {len(frames) - amodal_frames} of "
                       f"{len(frames)} frames: mask/, bbox_obj, px_count_all, px_count_valid and visib_fract "
                       "are left out there (only mask_visib/ is written)")
+        if in_image_only:
+            self.note(f"{name}: px_count_all, bbox_obj and visib_fract count the silhouette inside the image "
+                      f"only for {in_image_only} annotations (BOP counts a canvas 3x the image; an object partly "
+                      "outside the frame then gets a visib_fract that is too high)")
+        if static:
+            self.note(f"{name}: static background {sorted(static)} (ground, terrain, static bodies) is not an "
+                      "object: left out (render with --annotate-static to keep it)")
+        if coco_images:
+            self.coco[folder] = (coco_images, coco_annotations)
         if skipped:
             self.note(f"{name}: instances {sorted(skipped)} have no single rigid pose (several objects, or a "
                       "mirrored/sheared transform, or id < 1): left out of scene_gt")
@@ -288,17 +323,49 @@ class _BopDataset:
     def _object(self, iid: int, entry: dict, size) -> None:
         size_mm = [round(float(s) * 1000.0, 6) for s in size]
         known = self.objects.setdefault(iid, {"paths": entry.get("paths", []), "class": entry.get("class"),
-                                              "class_id": entry.get("class_id"), "size_mm": size_mm})
+                                              "class_id": entry.get("class_id"), "size_mm": size_mm,
+                                              "primitive": entry.get("primitive", "")})
         if not np.allclose(known["size_mm"], size_mm, rtol=1e-5, atol=1e-3):
             known.setdefault("note", "size changes between frames (scaled or deformed)")
 
+    def _models_info(self) -> None:
+        """``models/models_info.json`` from the model PLYs the render wrote (``products.write.write_models``)."""
+        infos, missing = {}, []
+        for iid, known in sorted(self.objects.items()):
+            path = os.path.join(self.root, "models", f"obj_{iid:06d}.ply")
+            if not os.path.exists(path):
+                missing.append(iid)
+                continue
+            vertices, _ = read_mesh(path)
+            infos[str(iid)] = bop.model_info(vertices, known.get("primitive") or "")
+        if infos:
+            write_text_atomic(os.path.join(self.root, "models", "models_info.json"), _dump(infos))
+        if missing:
+            self.note(f"objects {missing} have no model PLY (render with --products bop writes models/): "
+                      "left out of models_info.json")
+
+    def _scene_gt_coco(self) -> None:
+        categories = [{"id": iid, "name": str(iid), "supercategory": "rscene"} for iid in sorted(self.objects)]
+        for folder, (images, entries) in self.coco.items():
+            about = f"rscene_addon BOP {BOP_SPLIT}, as the BOP toolkit's calc_gt_coco.py writes it"
+            document = {"info": {"description": about}, "licenses": [], "categories": categories,
+                        "images": images, "annotations": entries}
+            write_text_atomic(os.path.join(folder, "scene_gt_coco.json"), _dump(document))
+
     def finish(self) -> None:
+        self._models_info()
+        self._scene_gt_coco()
         info = {
             "format": "BOP (thodan/bop_toolkit docs/bop_datasets_format.md), split " + BOP_SPLIT,
             "scenes": self.scenes,
             "objects": {str(k): v for k, v in sorted(self.objects.items())},
             "model_frame": "the object's own axes, origin at the centre of its bounding box, mm, its scale "
-                           "applied; size_mm = bounding box edge lengths (no models/ PLY written)",
+                           "applied (models/obj_XXXXXX.ply); size_mm = bounding box edge lengths",
+            "px_count_all": "pixels of the unoccluded silhouette on a canvas 3x the image with the image in its "
+                            "middle, as BOP's calc_gt_info.py counts them; bbox_obj likewise (may reach outside "
+                            "the image); px_count_valid inside the image (the notes list any exceptions)",
+            "static": "static background is annotated" if self.annotate_static else
+                      "static background (ground, terrain, static bodies) is not an object",
             "image_id": "frame number",
             "obj_id": "instance id",
             "notes": self.notes,

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats import rscene
-from rscene_addon.render import outputs, plan, segmentation, timing
+from rscene_addon.products import chunks, outputs, plan, segmentation, timing
 from rscene_addon.base.spatial import quat_from_axis_angle, quat_to_matrix
 from rscene_addon.sensors.manifest import Manifest
 
-PURE = ("render.plan", "render.segmentation", "render.outputs", "render.timing", "commands.render_job")
+PURE = ("render", "commands.render_job")  # the products package is covered by test_pure_imports
 
 
 def test_bpy_free_render_modules_import_without_blender():
@@ -130,13 +130,13 @@ def test_render_manifest_keeps_several_extensions_per_layer_and_merges_chunks():
 
 
 def test_chunk_names():
-    assert outputs.parse_chunk("2/4") == (2, 4)
-    assert outputs.parse_chunk(None) is None
+    assert chunks.parse_chunk("2/4") == (2, 4)
+    assert chunks.parse_chunk(None) is None
     for bad in ("0/2", "3/2", "x"):
         with pytest.raises(ValueError):
-            outputs.parse_chunk(bad)
-    assert outputs.manifest_filename((2, 4)) == "manifest_chunk2-of-4.json"
-    assert outputs.manifest_filename(None) == "manifest.json"
+            chunks.parse_chunk(bad)
+    assert chunks.manifest_filename((2, 4)) == "manifest_chunk2-of-4.json"
+    assert chunks.manifest_filename(None) == "manifest.json"
 
 
 def test_frame_windows_partition_ticks():

@@ -6,47 +6,22 @@ layer as ``.npy``, ``.ply`` and ``.pcd`` and depth goes to ``.npy`` and ``.exr``
 keys them by ``layer.ext`` instead (each entry also gets ``"ext"``). Lidar and IMU frames get a
 ``sensor_to_world`` pose (RaiSim sensor frame: +x forward, +z up) instead of camera extrinsics.
 
-Chunks: a run over ``--chunk K/N`` writes ``manifest_chunkK-of-N.json``, a full run ``manifest.json``.
+Chunks (names: :mod:`.chunks`): a run over ``--chunk K/N`` writes ``manifest_chunkK-of-N.json``, a full run ``manifest.json``.
 Data files of different chunks never collide (frame numbers are in the names), and
 :func:`merge_manifests` of all chunk manifests equals the full run's manifest.
 """
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 
 from ..sensors import manifest as _manifest
 from ..sensors.manifest import Manifest, output_path
 
-__all__ = ["RenderManifest", "manifest_filename", "merge_manifests", "parse_chunk"]
+__all__ = ["RenderManifest", "merge_manifests"]
 
-_CHUNK = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*")
 RUN_ONLY_METADATA = ("chunk", "frames", "complete")
-
-
-def parse_chunk(text) -> tuple[int, int] | None:
-    """``"K/N"`` -> ``(K, N)`` with ``1 <= K <= N``; ``None``/``""`` -> ``None``; tuples pass through."""
-    if text is None or text == "":
-        return None
-    if isinstance(text, tuple):
-        k, n = text
-    else:
-        match = _CHUNK.fullmatch(str(text))
-        if match is None:
-            raise ValueError(f"bad chunk {text!r}: expected K/N, e.g. 2/4")
-        k, n = int(match[1]), int(match[2])
-    if n < 1 or not 1 <= k <= n:
-        raise ValueError(f"bad chunk {text!r}: need 1 <= K <= N")
-    return int(k), int(n)
-
-
-def manifest_filename(chunk: tuple[int, int] | None) -> str:
-    if chunk is None:
-        return "manifest.json"
-    k, n = chunk
-    return f"manifest_chunk{k}-of-{n}.json"
 
 
 class RenderManifest(Manifest):

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from rscene_addon.formats.png import read_grey
-from rscene_addon.render.outputs import RenderManifest
-from rscene_addon.sensors import annotations, bop, coco
+from rscene_addon.products.outputs import RenderManifest
+from rscene_addon.products import annotations, bop, coco
 from rscene_addon.sensors.intrinsics import CameraIntrinsics
 from rscene_addon.sensors.writers import write_npy
 
