@@ -117,7 +117,7 @@ def cleanup_times(job: str, out: str) -> dict:
     from rscene_addon.dataset.job import load_job
     from rscene_addon.dataset.store import DatasetStore, scratch_beside
     from rscene_addon.dataset.units import plan_units
-    from rscene_addon.sensors.frame_chunks import chunk as take_chunk
+    from rscene_addon.products.chunks import chunk as take_chunk
     bakes, units = plan_units(load_job(job))
     store = DatasetStore(out)
     mine = list(take_chunk(units, 1, 16))

@@ -42,7 +42,7 @@ from ..products.chunks import parse_frame_range
 
 __all__ = ["Job", "JobError", "JobScene", "PRODUCTS", "Variation", "load_job", "parse_job"]
 
-PRODUCTS = tuple(sorted(RENDER_PRODUCTS))  # what the render command makes (one list: render.plan)
+PRODUCTS = tuple(sorted(RENDER_PRODUCTS))  # what the render command makes (one list: products.plan)
 SCENE_SUFFIXES = (".rscene", ".xml", ".jsonc", ".json", ".blend")
 TOP_KEYS = {"scenes", "frames", "chunk", "fps", "substeps", "samples", "device", "sensors", "products",
             "variations", "units_per_process", "retries", "ray", "rgb_bits", "denoise", "cryptomatte",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..render.outputs import merge_manifests
+from ..products.outputs import merge_manifests
 from ..sensors.writers import read_pcd, read_ply
 from .index import DATASET_FORMAT, INDEX_NAME
 
@@ -145,7 +145,7 @@ class Dataset:
     __iter__ = frames
 
     def manifest(self, scene: str, variation: str) -> dict:
-        """One scene variation's unit manifests merged (``render.outputs.merge_manifests``), output
+        """One scene variation's unit manifests merged (``products.outputs.merge_manifests``), output
         paths relative to the dataset folder: what ``dataset.json`` held for it before version 2."""
         parts = []
         for entry in self.units():

@@ -1,7 +1,7 @@
 """Work units: (scene, variation, frame chunk), and the bakes they render from (pure).
 
 A job's frames are cut into ``N = ceil(frames / chunk)`` near-equal contiguous chunks with the render
-command's own ``--chunk K/N`` rule (``sensors.frame_chunks.chunk``), so a unit is exactly what
+command's own ``--chunk K/N`` rule (``products.chunks.chunk``), so a unit is exactly what
 ``python -m rscene_addon render BAKE --frames ... --chunk K/N`` renders. Every unit and bake carries a
 fingerprint of everything its files depend on (scene bytes, seed, settings): a finished unit is reused
 only while its fingerprint still matches the job.

@@ -13,7 +13,7 @@ from rscene_addon.dataset.index import write_index
 from rscene_addon.dataset.job import load_job
 from rscene_addon.dataset.store import DatasetStore, write_json
 from rscene_addon.dataset.units import plan_units
-from rscene_addon.render.outputs import RenderManifest
+from rscene_addon.products.outputs import RenderManifest
 from rscene_addon.sensors.intrinsics import CameraIntrinsics
 from rscene_addon.sensors.writers import make_points, write_imu_csv, write_ply
 
