@@ -215,15 +215,24 @@ def clear_bake(bl_scene) -> int:
     return cleared
 
 
+def action_fcurves(ob, action=None) -> list:
+    """The F-curves ``action`` (default: the object's) animates ``ob`` with (4.5 and 5.x)."""
+    from bpy_extras import anim_utils
+    action = action or ob.animation_data.action
+    if action is None:
+        return []
+    if hasattr(ob.animation_data, "action_slot") and hasattr(anim_utils, "action_get_channelbag_for_slot"):
+        slot = ob.animation_data.action_slot if ob.animation_data.action == action else None
+        if slot is None and len(action.slots):
+            slot = action.slots[0]
+        bag = anim_utils.action_get_channelbag_for_slot(action, slot) if slot is not None else None
+        return list(bag.fcurves) if bag is not None else []
+    return list(action.fcurves)
+
+
 def keyed_values(ob, data_path: str, index: int) -> np.ndarray:
     """(K,2) frame/value pairs of one baked channel (for tests and the renderer)."""
-    from bpy_extras import anim_utils
-    action = ob.animation_data.action
-    if hasattr(ob.animation_data, "action_slot") and hasattr(anim_utils, "action_get_channelbag_for_slot"):
-        bag = anim_utils.action_get_channelbag_for_slot(action, ob.animation_data.action_slot)
-        fcurves = bag.fcurves if bag is not None else ()
-    else:
-        fcurves = action.fcurves
+    fcurves = action_fcurves(ob)
     fcurve = next(fc for fc in fcurves if fc.data_path == data_path and fc.array_index == index)
     co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
     fcurve.keyframe_points.foreach_get("co", co)
