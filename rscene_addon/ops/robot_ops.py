@@ -12,7 +12,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
-from bpy.props import BoolProperty, EnumProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty, StringProperty
 
 from ..blender import sources
 
@@ -178,6 +178,35 @@ class RSCENE_OT_apply_joint_values(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class RSCENE_OT_robot_pd_gains(bpy.types.Operator):
+    """Drive the selected robot's joints with PD gains during a bake (they follow the joints keyframed on its
+    rig, or hold its start pose), or make it passive again"""
+
+    bl_idname = "rscene.robot_pd_gains"
+    bl_label = "Robot PD Gains"
+    bl_options = {"REGISTER", "UNDO"}
+
+    kp: FloatProperty(name="Stiffness", default=200.0, min=0.0, description="kp, N m/rad (N/m if prismatic)")
+    kd: FloatProperty(name="Damping", default=5.0, min=0.0, description="kd, N m s/rad (N s/m if prismatic)")
+    passive: BoolProperty(name="Passive", default=False, description="Remove the gains: the joints go limp")
+
+    @classmethod
+    def poll(cls, context):
+        from ..blender.robots import robot_root_of
+        return robot_root_of(context.active_object) is not None
+
+    def execute(self, context):
+        from ..blender.bake import GAINS_KEY
+        from ..blender.robots import robot_root_of
+        root = robot_root_of(context.active_object)
+        if self.passive:
+            if GAINS_KEY in root.keys():
+                del root[GAINS_KEY]
+        else:
+            root[GAINS_KEY] = [float(self.kp), float(self.kd)]
+        return {"FINISHED"}
+
+
 class RSCENE_PT_robot_joints(bpy.types.Panel):
     """Joint values of the selected robot"""
 
@@ -215,6 +244,13 @@ class RSCENE_PT_robot_joints(bpy.types.Panel):
                 for name in order:
                     box.label(text=name)
             layout.operator(RSCENE_OT_apply_joint_values.bl_idname, text="Apply")
+        box = layout.box()   # actuation during a bake (kept on the robot in the .blend)
+        if "rscene_pd_gains" in root.keys():
+            box.prop(root, '["rscene_pd_gains"]', text="PD gains (kp, kd)")
+            box.operator(RSCENE_OT_robot_pd_gains.bl_idname, text="Make Passive").passive = True
+        else:
+            box.label(text="Passive during a bake")
+            box.operator(RSCENE_OT_robot_pd_gains.bl_idname, text="Drive Joints (PD)")
         choice = getattr(root, "rscene_ik", None)
         if choice is not None:
             box = layout.box()
@@ -257,4 +293,5 @@ def unregister_extra():
         del bpy.types.Object.rscene_ik
 
 
-CLASSES = (RSCENE_PG_robot_ik, RSCENE_OT_solve_ik, RSCENE_OT_apply_joint_values, RSCENE_PT_robot_joints)
+CLASSES = (RSCENE_PG_robot_ik, RSCENE_OT_solve_ik, RSCENE_OT_apply_joint_values, RSCENE_OT_robot_pd_gains,
+           RSCENE_PT_robot_joints)
