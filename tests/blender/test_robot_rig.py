@@ -238,7 +238,7 @@ def test_a_keyframed_trot_walks_forward(blank, tmp_path):
     bl_scene.frame_set(1)
     drives = robot_drives(bl_scene, 1, frames)
     np.testing.assert_allclose(drives["/World/Anymal"].targets[:, 7:], targets[:, 7:], atol=1e-6)
-    bl_scene.rscene.sim_backend = "numpy" if hasattr(bl_scene.rscene, "sim_backend") else None
+    bl_scene.rscene.sim_backend = "numpy"
     assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=frames, substeps=SUBSTEPS) == {"FINISHED"}
     start_x = root.matrix_world.translation.x
     bl_scene.frame_set(frames)
