@@ -66,13 +66,14 @@ def keyframe_joint_values(root, frame: int) -> None:
             arm.pose.bones[name].keyframe_insert(prop, index=index, frame=frame)
 
 
+DEFAULT_LINK = "__default__"
 _LINK_ITEMS: list = []   # Blender needs the enum items kept alive while shown
 
 
 def _link_items(self, context):
     from ..blender import robots as rb
     root = rb.robot_root_of(self.id_data)
-    _LINK_ITEMS[:] = [("", "Default", "The articulated_ik record's frame, else the last link")]
+    _LINK_ITEMS[:] = [(DEFAULT_LINK, "Default", "The articulated_ik record's frame, else the last link")]
     if root is not None:
         try:
             _LINK_ITEMS.extend((name, name, "") for name in rb.robot_of(root).link_order())
@@ -125,7 +126,7 @@ class RSCENE_OT_solve_ik(bpy.types.Operator):
         options = options_from_record(record) if record is not None else IKOptions()
         choice = getattr(root, "rscene_ik", None)
         if choice is not None and not self.link and not self.target:   # the panel's picks
-            self.link = choice.link
+            self.link = "" if choice.link == DEFAULT_LINK else choice.link
             self.target = choice.target.name if choice.target is not None else ""
         link = self.link or _default_link(robot, record)
         if link not in robot.links:

@@ -248,3 +248,34 @@ def test_a_keyframed_trot_walks_forward(blank, tmp_path):
     assert bpy.ops.rscene.clear_bake() == {"FINISHED"}
     assert not rig.animation_data.action.get("rscene_bake")
     assert len(rig.animation_data.action.name) and rb.rig_of(root)["rscene_target_action"] == rig.animation_data.action
+
+
+def test_ik_from_the_panels_lists_poses_and_keys_bones(blank):
+    """The panel's picks (link from the robot's links, target object) drive the solve; the bones take the
+    solution and are keyed; the foot reaches the target (forward kinematics of another leg pose)."""
+    root = _import_robot(LAIKAGO)
+    robot = rb.robot_of(root)
+    q = np.array(rb.joint_values(root))
+    goal = q.copy()
+    goal[7:10] = [0.1, 0.9, -1.6]
+    target = bpy.data.objects.new("goal", None)
+    bpy.context.scene.collection.objects.link(target)
+    target.location = forward_kinematics(robot, goal)["FR_foot"][:3, 3]
+    from rscene_addon.ops.robot_ops import _link_items
+    choices = [item[0] for item in _link_items(root.rscene_ik, bpy.context)]
+    assert choices[0] == "__default__" and sorted(choices[1:]) == sorted(robot.links)
+    root.rscene_ik.link = "FR_foot"
+    root.rscene_ik.target = target
+    bpy.context.view_layer.objects.active = root
+    bpy.context.scene.frame_set(5)
+    assert bpy.ops.rscene.solve_ik() == {"FINISHED"}
+    assert root["rscene_ik_converged"]
+    bpy.context.view_layer.update()
+    foot = np.array(rb.link_objects(root)["FR_foot"].matrix_world)[:3, 3]
+    assert np.linalg.norm(foot - np.array(target.location)) < 1e-3
+    rig = rb.rig_of(root)
+    solved = np.array(rb.joint_values(root))
+    bones = [rig.pose.bones[name].rotation_euler[1] for name in robot.joint_order]
+    np.testing.assert_allclose(bones, solved[7:], atol=1e-6)
+    from rscene_addon.blender.bake import action_fcurves
+    assert {fc.keyframe_points[0].co[0] for fc in action_fcurves(rig)} == {5.0}
