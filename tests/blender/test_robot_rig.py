@@ -12,7 +12,7 @@ import bpy
 from rscene_addon.base.spatial import quat_to_matrix
 from rscene_addon.blender import robots as rb
 from rscene_addon.blender.bake import GAINS_KEY, bake_trajectory, current_scene_model, robot_drives
-from rscene_addon.formats import registry, rscene
+from rscene_addon.formats import registry
 from rscene_addon.formats.robot_files import posed_links_for_record, read_robot_file, robot_for_record
 from rscene_addon.robots.kinematics import forward_kinematics
 from rscene_addon.sim import simulate
