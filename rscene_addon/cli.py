@@ -105,7 +105,8 @@ def cmd_export_annotations(args) -> int:
 
 def cmd_bake(args) -> int:
     from .commands import blender_jobs as cli_jobs
-    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps, args.backend)
+    return cli_jobs.bake_to_blend(args.scene, args.frames, args.blend, args.substeps, args.backend,
+                                  pd_gains=args.pd_gains)
 
 
 def cmd_dataset(args) -> int:
@@ -117,6 +118,16 @@ def cmd_dataset(args) -> int:
 def cmd_demo(args) -> int:
     from .commands import blender_jobs as cli_jobs
     return cli_jobs.demo(args.scene, args.out, args.frames, args.samples, render=not args.no_render)
+
+
+def _gains(text: str) -> tuple[float, float]:
+    try:
+        kp, kd = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected KP,KD (two numbers), got {text!r}") from None
+    if kp < 0 or kd < 0:
+        raise argparse.ArgumentTypeError("PD gains must not be negative")
+    return kp, kd
 
 
 def _backend_argument(p) -> None:
@@ -167,6 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--frames", default="1-250", metavar="A-B", help="inclusive frame range (default 1-250)")
     p.add_argument("--blend", required=True, metavar="OUT.blend")
     p.add_argument("--substeps", type=int, default=None, help="physics steps per frame (default: time_step)")
+    p.add_argument("--pd-gains", type=_gains, default=None, metavar="KP,KD",
+                   help="drive every robot's joints with PD gains KP,KD (stiffness N m/rad, damping N m s/rad): "
+                        "they hold their start configuration (default: passive; see docs/robots.md)")
     _backend_argument(p)
     p.set_defaults(run=cmd_bake)
 

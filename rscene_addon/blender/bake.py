@@ -13,6 +13,7 @@ import bpy
 import numpy as np
 
 BAKE_TAG = "rscene_bake"
+GAINS_KEY = "rscene_pd_gains"   # (kp, kd) on a robot root (every joint) or on a rig's pose bone (its joint)
 CACHE_MODIFIER = "rscene simulation cache"  # modifiers take no custom properties: known by name
 
 
@@ -58,9 +59,11 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
         quaternion[1:] *= np.cumprod(step, axis=0)[..., None]
     baked = 0
     names = [str(n) for n in trajectory.names]
-    links = _robot_links(bl_scene)
-    local = _link_local_poses(links, names, position, quaternion)
     buffers = _key_buffers(frames)
+    rigged = bake_rigs(bl_scene, names, position, quaternion, frames, buffers)
+    baked += len(rigged)
+    links = _robot_links(bl_scene, skip=rigged)
+    local = _link_local_poses(links, names, position, quaternion)
     for i, name in enumerate(names):
         ob = objects.get(name) or links.get(name)
         if ob is None or name in skip:
@@ -97,12 +100,84 @@ def _key_buffers(frames: np.ndarray):
     return co, np.full(len(frames), _LINEAR, dtype=np.int32)
 
 
-def _robot_links(bl_scene) -> dict:
-    """Link objects of imported robots, by the trajectory name ``<record path>/<link name>``."""
-    from .robots import LINK_KEY, is_robot_root
+def _robot_roots(bl_scene) -> list:
+    from .robots import is_robot_root
+    return [ob for ob in bl_scene.objects if ob.rscene.kind == "articulated" and is_robot_root(ob)]
+
+
+def bake_rigs(bl_scene, names: list, position: np.ndarray, quaternion: np.ndarray, frames: np.ndarray,
+              buffers) -> set:
+    """Robots with an armature: the simulated link poses become joint values keyed on the rig's bones
+    (and a floating base's pose on the root), so the robot plays like an animated character. The
+    animator's own action on the rig (the PD targets) is kept in ``rig["rscene_target_action"]``.
+    Returns the record paths baked this way."""
+    from ..base.spatial import quat_to_matrix
+    from ..robots.joint_recovery import configuration_from_poses
+    from . import robots as rb
+    from .robot_rig import bone_channel
+    index = {name: i for i, name in enumerate(names)}
+    done = set()
+    for root in _robot_roots(bl_scene):
+        arm, path = rb.rig_of(root), root.rscene.path
+        if arm is None:
+            continue
+        try:
+            robot = rb.robot_of(root)
+        except (OSError, ValueError):
+            continue
+        poses = {}
+        for link in robot.links:
+            i = index.get(f"{path}/{link}")
+            if i is not None:
+                m = np.tile(np.eye(4), (len(frames), 1, 1))
+                m[:, :3, :3] = quat_to_matrix(quaternion[:, i])
+                m[:, :3, 3] = position[:, i]
+                poses[link] = m
+        if robot.root not in poses:
+            continue
+        base = np.eye(4) if robot.floating_base else np.array(root.matrix_world)
+        inverse = np.linalg.inv(base)   # joint values are relative; a floating base is read in the world
+        q = configuration_from_poses(robot, {k: inverse @ v for k, v in poses.items()},
+                                     np.asarray(rb.stored_values(root), dtype=float))
+        if robot.floating_base:
+            _key_pose(root, frames, q[:, 0:3], q[:, 3:7], buffers)
+        action = _rig_action(arm)
+        co, linear = buffers
+        slices = robot.gc_slices()
+        for name in robot.movable_joints():
+            if name not in arm.pose.bones:
+                continue
+            prop, indices = bone_channel(robot.joints[name])
+            for k, channel in enumerate(indices):
+                _write_channel(action, arm, f'pose.bones["{name}"].{prop}', channel, co,
+                               q[:, slices[name].start + k], linear)
+        done.add(path)
+    return done
+
+
+def _rig_action(arm):
+    """A new bake action on the rig; the animator's action (if any) is kept aside for clear_bake and for
+    the next bake's PD targets."""
+    from .robot_rig import TARGET_ACTION_KEY
+    anim = arm.animation_data_create()
+    current = anim.action
+    if current is not None and not current.get(BAKE_TAG):
+        current.use_fake_user = True
+        arm[TARGET_ACTION_KEY] = current
+    clear_object_bake(arm)
+    action = bpy.data.actions.new(f"{arm.name} simulation")
+    action[BAKE_TAG] = True
+    anim.action = action
+    return action
+
+
+def _robot_links(bl_scene, skip=()) -> dict:
+    """Link objects of imported robots (not those in ``skip``: record paths of rigged robots), by the
+    trajectory name ``<record path>/<link name>``."""
+    from .robots import LINK_KEY
     links = {}
-    for root in bl_scene.objects:
-        if root.rscene.kind == "articulated" and is_robot_root(root):
+    for root in _robot_roots(bl_scene):
+        if root.rscene.path not in skip:
             for ob in root.children_recursive:
                 if LINK_KEY in ob.keys():
                     links[f"{root.rscene.path}/{ob[LINK_KEY]}"] = ob
@@ -195,14 +270,60 @@ def _cache_mesh(ob, world_frames: np.ndarray, faces, radii, frame_start: int) ->
 
 
 def clear_object_bake(ob) -> bool:
+    """Remove a bake's action from ``ob``; a rig gets its animator's action back."""
+    from .robot_rig import TARGET_ACTION_KEY
     animation = ob.animation_data
     if animation is None or animation.action is None or not animation.action.get(BAKE_TAG):
         return False
     action = animation.action
-    animation.action = None
+    animation.action = ob.get(TARGET_ACTION_KEY)
     if action.users == 0:
         bpy.data.actions.remove(action)
     return True
+
+
+def robot_drives(bl_scene, frame_start: int, frame_count: int) -> dict:
+    """PD drives of the robots with gains (``root["rscene_pd_gains"]`` = (kp, kd), a bone's own
+    ``["rscene_pd_gains"]`` overriding its joint): record path -> ``sim.actuation.Drive``. The targets are
+    the joints keyframed on the rig (its animator's action, also while a bake plays), sampled per frame;
+    joints without keys hold the value they show now (call at the start frame)."""
+    from ..sim.actuation import Drive, drive_gains
+    from . import robots as rb
+    from .robot_rig import TARGET_ACTION_KEY, bone_channel
+    drives = {}
+    for root in _robot_roots(bl_scene):
+        gains = root.get(GAINS_KEY)
+        if gains is None or len(gains) != 2:
+            continue
+        robot = rb.robot_of(root)
+        arm = rb.rig_of(root)
+        joints = {}
+        if arm is not None:
+            for bone in arm.pose.bones:
+                own = bone.get(GAINS_KEY)
+                if own is not None and len(own) == 2 and bone.name in robot.joints:
+                    joints[bone.name] = (float(own[0]), float(own[1]))
+        kp, kd = drive_gains(robot, float(gains[0]), float(gains[1]), joints)
+        q0 = np.asarray(rb.joint_values(root), dtype=float)
+        action = None
+        if arm is not None and arm.animation_data is not None:
+            action = arm.animation_data.action
+            if action is not None and action.get(BAKE_TAG):
+                action = arm.get(TARGET_ACTION_KEY)
+        targets = None
+        if action is not None:
+            curves = {(fc.data_path, fc.array_index): fc for fc in action_fcurves(arm, action)}
+            targets = np.tile(q0, (frame_count, 1))
+            slices = robot.gc_slices()
+            for name in robot.movable_joints():
+                prop, indices = bone_channel(robot.joints[name])
+                for k, channel in enumerate(indices):
+                    fc = curves.get((f'pose.bones["{name}"].{prop}', channel))
+                    if fc is not None:
+                        targets[:, slices[name].start + k] = [fc.evaluate(frame_start + f)
+                                                              for f in range(frame_count)]
+        drives[root.rscene.path] = Drive(kp, kd, targets)
+    return drives
 
 
 def clear_bake(bl_scene) -> int:
@@ -215,15 +336,24 @@ def clear_bake(bl_scene) -> int:
     return cleared
 
 
+def action_fcurves(ob, action=None) -> list:
+    """The F-curves ``action`` (default: the object's) animates ``ob`` with (4.5 and 5.x)."""
+    from bpy_extras import anim_utils
+    action = action or ob.animation_data.action
+    if action is None:
+        return []
+    if hasattr(ob.animation_data, "action_slot") and hasattr(anim_utils, "action_get_channelbag_for_slot"):
+        slot = ob.animation_data.action_slot if ob.animation_data.action == action else None
+        if slot is None and len(action.slots):
+            slot = action.slots[0]
+        bag = anim_utils.action_get_channelbag_for_slot(action, slot) if slot is not None else None
+        return list(bag.fcurves) if bag is not None else []
+    return list(action.fcurves)
+
+
 def keyed_values(ob, data_path: str, index: int) -> np.ndarray:
     """(K,2) frame/value pairs of one baked channel (for tests and the renderer)."""
-    from bpy_extras import anim_utils
-    action = ob.animation_data.action
-    if hasattr(ob.animation_data, "action_slot") and hasattr(anim_utils, "action_get_channelbag_for_slot"):
-        bag = anim_utils.action_get_channelbag_for_slot(action, ob.animation_data.action_slot)
-        fcurves = bag.fcurves if bag is not None else ()
-    else:
-        fcurves = action.fcurves
+    fcurves = action_fcurves(ob)
     fcurve = next(fc for fc in fcurves if fc.data_path == data_path and fc.array_index == index)
     co = np.empty(2 * len(fcurve.keyframe_points), dtype=np.float32)
     fcurve.keyframe_points.foreach_get("co", co)

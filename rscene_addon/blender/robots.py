@@ -15,6 +15,11 @@ coordinate's first seven values), a fixed base's root is the record's pose. Each
 The root keeps the generalized coordinate in ``root["rscene_joint_values"]``; the empty of a link below a
 movable joint keeps ``rscene_joint``, ``rscene_joint_type`` and ``rscene_joint_value``.
 ``apply_joint_values`` re-poses, ``joint_values`` reads back, ``update_articulated`` writes the record.
+
+A robot whose joints are revolute, continuous, prismatic or spherical also gets an armature
+(``robot_rig``): one bone per movable joint, the link empties below movable joints parented to their bones.
+Then the bones are the joints: ``apply_joint_values`` poses the bones and ``joint_values`` reads them (a
+pose made in Pose Mode is what export writes).
 """
 from __future__ import annotations
 
@@ -32,10 +37,11 @@ from ..robots.robot import Robot
 from ..robots.scene_io import record_configuration
 from ..base.spatial import homogeneous, matrix_to_quat, quat_to_matrix
 from . import conventions as cv
+from . import robot_rig
 from .materials import assign_object_material, new_material
 
 __all__ = ["apply_joint_values", "build_robot", "configuration", "is_robot_root", "joint_values", "link_objects",
-           "robot_of", "robot_root_of", "update_articulated"]
+           "rig_of", "robot_of", "robot_root_of", "stored_values", "update_articulated"]
 
 VALUES_KEY = "rscene_joint_values"
 LINK_KEY = "rscene_link"
@@ -90,6 +96,9 @@ def link_objects(root) -> dict[str, bpy.types.Object]:
     return {ob[LINK_KEY]: ob for ob in root.children_recursive if LINK_KEY in ob.keys()}
 
 
+rig_of = robot_rig.rig_of
+
+
 # -- posing -------------------------------------------------------------------------------------------
 
 
@@ -121,7 +130,8 @@ def _pose_links(robot: Robot, links: dict, q: np.ndarray) -> None:
         ob = links.get(name)
         if ob is None:
             continue
-        ob.matrix_basis = Matrix(local.tolist())
+        if ob.parent_type != "BONE":   # a bone-parented link follows its bone
+            ob.matrix_basis = Matrix(local.tolist())
         joint = robot.parent_joint(name)
         if joint is not None and joint.type != "fixed":
             value = q[slices[joint.name]]
@@ -135,13 +145,27 @@ def apply_joint_values(root, values) -> None:
     if robot.floating_base:
         root.matrix_world = Matrix(homogeneous(quat_to_matrix(q[3:7]), q[0:3]).tolist())
     _pose_links(robot, link_objects(root), q)
+    arm = robot_rig.rig_of(root)
+    if arm is not None:
+        robot_rig.pose_rig(arm, robot, q)
     root[VALUES_KEY] = [float(v) for v in q]
+
+
+def stored_values(root) -> list[float]:
+    """The generalized coordinate last applied (``root["rscene_joint_values"]``), whatever the rig shows."""
+    return [float(v) for v in root.get(VALUES_KEY, ())]
 
 
 def joint_values(root) -> list[float]:
     """The generalized coordinate shown by ``root`` (floating base first: the root object's world pose, then
-    joints in jointOrder)."""
-    values = [float(v) for v in root.get(VALUES_KEY, ())]
+    joints in jointOrder: the rig's bones where the robot has a rig)."""
+    values = stored_values(root)
+    arm = robot_rig.rig_of(root)
+    if arm is not None and values:
+        try:
+            values = [float(v) for v in robot_rig.rig_values(arm, robot_of(root), np.asarray(values))]
+        except (FormatError, OSError, ValueError):
+            pass   # the robot file is gone: the stored values
     if root.get("rscene_floating_base") and len(values) >= 7:
         values[0:7] = _world_pose(root)
     return values
@@ -287,6 +311,9 @@ def build_robot(builder, record):
         if not visible:
             ob.hide_viewport = ob.hide_render = True
     _pose_links(robot, links, q)
+    if robot_rig.riggable(robot):
+        arm = robot_rig.build_rig(robot, root, base, links, q, visible)
+        builder.assets.pending_children.append(arm)
     return root
 
 

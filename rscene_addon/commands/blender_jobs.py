@@ -62,15 +62,18 @@ def export_from_blend(blend: str, output: str) -> int:
 
 def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: str, substeps=None, *,
                     fps: float | None = None, seed: int | None = None, pack: bool = False,
-                    backend: str | None = None) -> None:
+                    backend: str | None = None, pd_gains: tuple[float, float] | None = None) -> None:
     """Import a scene into an empty file, simulate the frame range, bake it, save the .blend.
 
     ``fps`` replaces the scene's frame rate; ``seed`` seeds the simulation (``sim.model_builder``); ``pack``
     packs external images into the .blend so that it renders on a machine without the scene's assets;
-    ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto)."""
+    ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto);
+    ``pd_gains`` (kp, kd): every robot's joints are PD-driven (``blender.bake.robot_drives``: they hold their
+    start, or follow the joints keyframed on their rigs), instead of gains a .blend keeps on its robots."""
     from ..sim import World, simulate
     from ..sim.model_builder import build
-    from ..blender.bake import bake_trajectory, current_scene_model
+    from ..blender.bake import GAINS_KEY, bake_trajectory, current_scene_model, robot_drives
+    from ..blender.robots import is_robot_root
     from ..sim import kernels
     from ..blender.scene_import import import_scene_file
     _ensure_registered()
@@ -86,14 +89,20 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     fps = bl_scene.render.fps / bl_scene.render.fps_base
     backend = kernels.prepare(backend, report=lambda text: print(text, flush=True))
     print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
+    if pd_gains is not None:
+        for ob in bl_scene.objects:
+            if is_robot_root(ob):
+                ob[GAINS_KEY] = [float(pd_gains[0]), float(pd_gains[1])]
     bl_scene.frame_set(frame_start)
     scene_model = current_scene_model(bl_scene)
+    drives = robot_drives(bl_scene, frame_start, frame_end - frame_start + 1)
     world = None
     if seed is not None:  # the world simulate() would build, with the seed
         world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
                       backend=backend)
     trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
-                          progress=_progress_printer("simulate"), world=world, backend=backend)
+                          progress=_progress_printer("simulate"), world=world, backend=backend,
+                          actuation=drives)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
@@ -108,10 +117,11 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     print(f"saved {blend}")
 
 
-def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None) -> int:
+def bake_to_blend(scene_path: str, frames: str, blend: str, substeps=None, backend: str | None = None,
+                  pd_gains: tuple[float, float] | None = None) -> int:
     from ..products.chunks import parse_frame_range
     selected = list(parse_frame_range(frames))
-    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend=backend)
+    import_and_bake(scene_path, selected[0], selected[-1], blend, substeps, backend=backend, pd_gains=pd_gains)
     return 0
 
 

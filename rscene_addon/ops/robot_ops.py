@@ -1,16 +1,18 @@
-"""Robot operators: inverse kinematics onto a target, re-posing from the joint values, a joint-values panel.
+"""Robot operators: inverse kinematics onto a target, re-posing from the joint values, robot panels.
 
 ``rscene.solve_ik`` moves a link of the selected robot to a target (another object, else the 3D cursor),
 optionally with the target's orientation, using the scene's ``articulated_ik`` record for that robot as
-options when there is one; the result is applied and keyframed on the root's ``["rscene_joint_values"]``.
-A ``frame_change_post`` handler re-poses keyframed robots when the frame changes.
+options when there is one; the result is applied and keyframed: on the rig's bones where the robot has an
+armature, else on the root's ``["rscene_joint_values"]``. The panel picks the link from the robot's links
+and the target from the file's objects (``Object.rscene_ik``). A ``frame_change_post`` handler re-poses
+robots whose ``["rscene_joint_values"]`` are keyframed when the frame changes (a rig plays its own keys).
 """
 from __future__ import annotations
 
 import bpy
 import numpy as np
 from bpy.app.handlers import persistent
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, PointerProperty, StringProperty
 
 from ..blender import sources
 
@@ -50,7 +52,41 @@ def _target(context, root, name: str):
 
 
 def keyframe_joint_values(root, frame: int) -> None:
-    root.keyframe_insert(VALUES_PATH, frame=frame)
+    """Key the robot's joints at ``frame``: its bones' joint channels, else its joint-values array."""
+    from ..blender import robots as rb
+    from ..blender.robot_rig import bone_channel
+    arm = rb.rig_of(root)
+    if arm is None:
+        root.keyframe_insert(VALUES_PATH, frame=frame)
+        return
+    robot = rb.robot_of(root)
+    for name in robot.movable_joints():
+        prop, indices = bone_channel(robot.joints[name])
+        for index in indices:
+            arm.pose.bones[name].keyframe_insert(prop, index=index, frame=frame)
+
+
+DEFAULT_LINK = "__default__"
+_LINK_ITEMS: list = []   # Blender needs the enum items kept alive while shown
+
+
+def _link_items(self, context):
+    from ..blender import robots as rb
+    root = rb.robot_root_of(self.id_data)
+    _LINK_ITEMS[:] = [(DEFAULT_LINK, "Default", "The articulated_ik record's frame, else the last link")]
+    if root is not None:
+        try:
+            _LINK_ITEMS.extend((name, name, "") for name in rb.robot_of(root).link_order())
+        except Exception:  # noqa: BLE001 - the robot file is gone: only the default
+            pass
+    return _LINK_ITEMS
+
+
+class RSCENE_PG_robot_ik(bpy.types.PropertyGroup):
+    """The IK panel's choices, kept on the robot root."""
+    link: EnumProperty(name="Link", items=_link_items, description="The link to move")
+    target: PointerProperty(name="Target", type=bpy.types.Object,
+                            description="The object to reach (none: another selected object, else the cursor)")
 
 
 class RSCENE_OT_solve_ik(bpy.types.Operator):
@@ -88,6 +124,10 @@ class RSCENE_OT_solve_ik(bpy.types.Operator):
             return {"CANCELLED"}
         record = _ik_record(root)
         options = options_from_record(record) if record is not None else IKOptions()
+        choice = getattr(root, "rscene_ik", None)
+        if choice is not None and not self.link and not self.target:   # the panel's picks
+            self.link = "" if choice.link == DEFAULT_LINK else choice.link
+            self.target = choice.target.name if choice.target is not None else ""
         link = self.link or _default_link(robot, record)
         if link not in robot.links:
             self.report({"ERROR"}, f"{robot.name} has no link named {link!r}")
@@ -139,6 +179,35 @@ class RSCENE_OT_apply_joint_values(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class RSCENE_OT_robot_pd_gains(bpy.types.Operator):
+    """Drive the selected robot's joints with PD gains during a bake (they follow the joints keyframed on its
+    rig, or hold its start pose), or make it passive again"""
+
+    bl_idname = "rscene.robot_pd_gains"
+    bl_label = "Robot PD Gains"
+    bl_options = {"REGISTER", "UNDO"}
+
+    kp: FloatProperty(name="Stiffness", default=200.0, min=0.0, description="kp, N m/rad (N/m if prismatic)")
+    kd: FloatProperty(name="Damping", default=5.0, min=0.0, description="kd, N m s/rad (N s/m if prismatic)")
+    passive: BoolProperty(name="Passive", default=False, description="Remove the gains: the joints go limp")
+
+    @classmethod
+    def poll(cls, context):
+        from ..blender.robots import robot_root_of
+        return robot_root_of(context.active_object) is not None
+
+    def execute(self, context):
+        from ..blender.bake import GAINS_KEY
+        from ..blender.robots import robot_root_of
+        root = robot_root_of(context.active_object)
+        if self.passive:
+            if GAINS_KEY in root.keys():
+                del root[GAINS_KEY]
+        else:
+            root[GAINS_KEY] = [float(self.kp), float(self.kd)]
+        return {"FINISHED"}
+
+
 class RSCENE_PT_robot_joints(bpy.types.Panel):
     """Joint values of the selected robot"""
 
@@ -158,33 +227,62 @@ class RSCENE_PT_robot_joints(bpy.types.Panel):
         root = rb.robot_root_of(context.active_object)
         layout = self.layout
         layout.label(text=root.get("rscene_robot_name", root.name))
-        col = layout.column(align=True)
-        col.prop(root, VALUES_PATH, text="")
-        order = list(root.get("rscene_joint_order", ()))
-        if order:
+        arm = rb.rig_of(root)
+        if arm is not None:   # the bones are the joints: each joint's value by name
             box = layout.box()
-            for name in order:
-                box.label(text=name)
-        row = layout.row(align=True)
-        row.operator(RSCENE_OT_apply_joint_values.bl_idname, text="Apply")
-        row.operator(RSCENE_OT_solve_ik.bl_idname, text="Solve IK")
+            box.label(text="Joints (pose the rig's bones)")
+            for bone in arm.pose.bones:
+                prop = "location" if bone.lock_rotation[1] else "rotation_euler"
+                if bone.rotation_mode == "QUATERNION":
+                    box.prop(bone, "rotation_quaternion", text=bone.name)
+                else:
+                    box.prop(bone, prop, index=1, text=bone.name)
+        else:
+            layout.column(align=True).prop(root, VALUES_PATH, text="")
+            order = list(root.get("rscene_joint_order", ()))
+            if order:
+                box = layout.box()
+                for name in order:
+                    box.label(text=name)
+            layout.operator(RSCENE_OT_apply_joint_values.bl_idname, text="Apply")
+        box = layout.box()   # actuation during a bake (kept on the robot in the .blend)
+        if "rscene_pd_gains" in root.keys():
+            box.prop(root, '["rscene_pd_gains"]', text="PD gains (kp, kd)")
+            box.operator(RSCENE_OT_robot_pd_gains.bl_idname, text="Make Passive").passive = True
+        else:
+            box.label(text="Passive during a bake")
+            box.operator(RSCENE_OT_robot_pd_gains.bl_idname, text="Drive Joints (PD)")
+        choice = getattr(root, "rscene_ik", None)
+        if choice is not None:
+            box = layout.box()
+            box.prop(choice, "link")
+            box.prop_search(choice, "target", context.scene, "objects")
+            box.operator(RSCENE_OT_solve_ik.bl_idname, text="Solve IK")
+
+
+def _animates_values(ob) -> bool:
+    anim = ob.animation_data
+    if anim is None or anim.action is None:
+        return False
+    from ..blender.bake import action_fcurves
+    return any(fc.data_path == VALUES_PATH for fc in action_fcurves(ob))
 
 
 @persistent
 def repose_animated_robots(scene, depsgraph=None):
-    """After a frame change: re-pose robots whose joint values are animated."""
+    """After a frame change: re-pose robots whose joint-values array is animated."""
     from ..blender import robots as rb
     for ob in scene.objects:
-        anim = ob.animation_data
-        if anim is None or anim.action is None or not rb.is_robot_root(ob):
+        if not rb.is_robot_root(ob) or not _animates_values(ob):
             continue
         try:
-            rb.apply_joint_values(ob, rb.joint_values(ob))
+            rb.apply_joint_values(ob, rb.stored_values(ob))
         except (ValueError, OSError):
             pass
 
 
 def register_extra():
+    bpy.types.Object.rscene_ik = PointerProperty(type=RSCENE_PG_robot_ik)
     if repose_animated_robots not in bpy.app.handlers.frame_change_post:
         bpy.app.handlers.frame_change_post.append(repose_animated_robots)
 
@@ -192,6 +290,9 @@ def register_extra():
 def unregister_extra():
     if repose_animated_robots in bpy.app.handlers.frame_change_post:
         bpy.app.handlers.frame_change_post.remove(repose_animated_robots)
+    if hasattr(bpy.types.Object, "rscene_ik"):
+        del bpy.types.Object.rscene_ik
 
 
-CLASSES = (RSCENE_OT_solve_ik, RSCENE_OT_apply_joint_values, RSCENE_PT_robot_joints)
+CLASSES = (RSCENE_PG_robot_ik, RSCENE_OT_solve_ik, RSCENE_OT_apply_joint_values, RSCENE_OT_robot_pd_gains,
+           RSCENE_PT_robot_joints)

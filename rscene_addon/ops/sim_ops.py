@@ -36,7 +36,7 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return frames / fps, fps
 
     def execute(self, context):
-        from ..blender.bake import current_scene_model, kinematic_tracks
+        from ..blender.bake import current_scene_model, kinematic_tracks, robot_drives
         from ..sim import kernels, simulate
         duration, fps = self._duration(context)
         try:
@@ -50,16 +50,21 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         scene = current_scene_model(context.scene)
         self._tracks = kinematic_tracks(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
         tracks = self._tracks
+        try:   # robots with PD gains follow the joints keyframed on their rigs
+            drives = robot_drives(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
+        except (OSError, ValueError) as exc:
+            self.report({"ERROR"}, f"robot PD gains: {exc}")
+            return {"CANCELLED"}
         substeps = self.substeps or None
         if context.window is None or bpy.app.background:
             return self._finish(context, simulate(scene, duration, fps, substeps=substeps,
-                                                  kinematic_tracks=tracks, backend=backend))
+                                                  kinematic_tracks=tracks, backend=backend, actuation=drives))
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
 
         def work():
             try:
                 self._result = simulate(scene, duration, fps, substeps=substeps, kinematic_tracks=tracks,
-                                        backend=backend,
+                                        backend=backend, actuation=drives,
                                         progress=lambda f: setattr(self, "_fraction", f),
                                         cancel=lambda: self._cancelled)
             except Exception as exc:  # noqa: BLE001 - reported on the main thread

@@ -18,6 +18,7 @@ from typing import Callable
 
 import numpy as np
 
+from .actuation import Actuator
 from .physics_model import DYNAMIC, KINEMATIC
 from .robot_scene import systems_for_scene
 from .scene_step import SceneStepper, checked_tracks
@@ -134,7 +135,7 @@ def frame_count(duration: float, fps: float) -> int:
 def simulate(scene, duration: float, fps: float, substeps: int | None = None,
              progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
              world: World | None = None, kinematic_tracks: dict | None = None,
-             backend: str | None = None) -> Trajectory:
+             backend: str | None = None, actuation: dict | None = None) -> Trajectory:
     """Simulate ``scene`` for ``duration`` seconds and record ``fps`` frames per second.
 
     ``kinematic_tracks`` maps a kinematic body's name to its animated pose per frame,
@@ -145,6 +146,7 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
     a frame; with ``substeps`` the step is ``1 / (fps * substeps)``. ``progress(fraction)`` is called after
     every frame; ``cancel()`` returning True raises ``Cancelled``. ``backend`` (``auto``, ``numba``,
     ``numpy``; see ``sim.kernels``) chooses the world's solver when no ``world`` is given.
+    ``actuation`` maps a robot's record path to an ``actuation.Drive`` (PD gains, targets per frame).
     """
     if not fps > 0:
         raise ValueError("fps must be positive")
@@ -159,6 +161,7 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
     frames = frame_count(duration, fps)
     stepper = SceneStepper(world, systems, checked_tracks(kinematic_tracks or {}, frames))
     recorder = _FrameRecorder(world, systems, frames)
+    actuator = Actuator(systems, actuation or {}, frames, fps)
     stepper.pose_tracks_at_frame(0)
     recorder.record(0)
     stepper.clear_events()
@@ -166,6 +169,7 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
         if cancel is not None and cancel():
             raise Cancelled(f"cancelled at frame {frame} of {frames}")
         for sub in range(substeps):
+            actuator.before_step(frame, (sub + 1) / substeps)
             stepper.step(frame, (sub + 1) / substeps)
         recorder.record(frame)
         recorder.events.extend(stepper.take_events(frame))

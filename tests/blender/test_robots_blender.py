@@ -189,7 +189,8 @@ def test_apply_joint_values_round_trip(imported, scene_file):
     roots, _ = imported
     for path, new in (("/World/Cartpole", [-1.5, 2.0]),
                       ("/World/Chain", [S, S, 0, 0, 1, 0, 0, 0, S, 0, S, 0]),
-                      ("/World/Laikago", [0, 0, 1.0, 1, 0, 0, 0] + [0.2, -0.3, 0.4] * 4)):
+                      # inside the URDF's limits: the rig's limit constraints hold a bone inside them
+                      ("/World/Laikago", [0, 0, 1.0, 1, 0, 0, 0] + [0.2, -0.3, -1.0] * 4)):
         root = roots[path]
         rb.apply_joint_values(root, new)
         assert rb.joint_values(root) == pytest.approx(new, abs=0)
@@ -295,17 +296,14 @@ def test_ik_reaches_a_reachable_target(imported, ops, scene_file):
     # links are where FK puts them for the new values
     _, now = _fk(scene_file, "/World/Laikago", rb.joint_values(root))
     _check_links(root, now)
-    # keyframed at the current frame
-    anim = root.animation_data
-    assert anim is not None and anim.action is not None
-    from bpy_extras import anim_utils
-    if hasattr(anim, "action_slot") and hasattr(anim_utils, "action_get_channelbag_for_slot"):
-        curves = anim_utils.action_get_channelbag_for_slot(anim.action, anim.action_slot).fcurves
-    else:
-        curves = anim.action.fcurves
-    curves = [fc for fc in curves if fc.data_path == '["rscene_joint_values"]']
-    assert len(curves) == len(LAIKAGO_GC)
-    assert all(fc.keyframe_points[0].co[0] == 7 for fc in curves)
+    # keyframed at the current frame: each joint's bone channel on the robot's rig
+    from rscene_addon.blender.bake import action_fcurves
+    rig = rb.rig_of(root)
+    assert rig.animation_data is not None and rig.animation_data.action is not None
+    curves = action_fcurves(rig)
+    assert sorted(fc.data_path for fc in curves) == sorted(
+        f'pose.bones["{name}"].rotation_euler' for name in rb.robot_of(root).joint_order)
+    assert all(fc.array_index == 1 and fc.keyframe_points[0].co[0] == 7 for fc in curves)
 
 
 def test_ik_to_the_cursor_with_orientation(imported, ops, scene_file):

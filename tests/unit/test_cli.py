@@ -104,3 +104,15 @@ def test_demo_scene_ships_inside_the_package():
     scene = rscene.read(cli.DEMO_SCENE)
     assert scene.of("object") and scene.of("camera")
     assert cli.build_parser().parse_args(["demo"]).scene == cli.DEMO_SCENE
+
+
+def test_bake_pd_gains_argument():
+    """``bake --pd-gains KP,KD`` (docs/robots.md): two non-negative numbers, else a usage error."""
+    from rscene_addon import cli
+    parser = cli.build_parser()
+    args = parser.parse_args(["bake", "s.rscene", "--blend", "o.blend", "--pd-gains", "1000,20"])
+    assert args.pd_gains == (1000.0, 20.0)
+    assert parser.parse_args(["bake", "s.rscene", "--blend", "o.blend"]).pd_gains is None
+    for bad in ("1000", "a,b", "-1,2"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["bake", "s.rscene", "--blend", "o.blend", "--pd-gains", bad])
