@@ -44,6 +44,7 @@ from ..base.spatial import axis_angle_matrix, quat_normalize, quat_to_matrix, sk
 from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
 from ..robots.robot import Robot
+from . import kernels
 from .link_contacts import SLOP, contact_targets
 from .link_pairs import self_collision_pairs
 from .link_points import contact_points
@@ -87,8 +88,10 @@ class ArticulatedSystem:
                  ground_height: float | None = None, friction: float = 0.8, restitution: float = 0.0,
                  restitution_threshold: float = 0.001, contact_iterations: int = 30, erp: float = 0.2,
                  contact_slop: float = SLOP, name: str = "", environment=None, collision_group: int = 1,
-                 collision_mask: int = ALL_GROUPS, self_collision: bool = True, collidable: bool = True):
+                 collision_mask: int = ALL_GROUPS, self_collision: bool = True, collidable: bool = True,
+                 backend: str | None = None):
         self.robot = robot
+        self.backend = kernels.resolve(backend)
         self.name = name or robot.name
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -347,6 +350,10 @@ class ArticulatedSystem:
         return np.zeros((6, 0))
 
     def _update_kinematics(self) -> None:
+        if self.backend == "numba":
+            from .multibody_compiled import update_kinematics
+            update_kinematics(self, kernels.load_robots())
+            return
         n = len(self.bodies)
         self.frames = [None] * n
         self.S = [None] * n

@@ -23,6 +23,7 @@ ENV_BACKEND = "RSCENE_SIM_BACKEND"
 
 _cache_dir: str | None = None
 _compiled = None  # the loaded kernel module
+_robots = None  # the loaded articulated-system kernels
 _numba_error: str | None = None
 
 
@@ -174,3 +175,16 @@ def load():
     if cold:
         _prune(cache_dir(), path, legacy=not os.environ.get("NUMBA_CACHE_DIR"))
     return compiled
+
+
+def load_robots():
+    """The compiled articulated-system kernels (``kernels.robots``), loaded like :func:`load` (same
+    per-version folder) but only by scenes with robots: the rigid world never pays their compile."""
+    global _robots
+    if _robots is not None:
+        return _robots
+    load()  # the folder (and numba's cache location) are chosen there
+    from . import robots
+    robots.warm_up()
+    _robots = robots
+    return robots
