@@ -16,7 +16,7 @@ from .link_contacts import MARGIN
 from .link_pairs import _filter, _geometry, _properties
 from .physics_model import DYNAMIC
 
-__all__ = ["RobotArrays", "step_compiled"]
+__all__ = ["RobotArrays", "contact_dicts", "step_compiled", "update_kinematics"]
 
 _KIND = {"fixed": 0, "revolute": 1, "continuous": 1, "prismatic": 2, "spherical": 3, "floating": 4, "planar": 5}
 _SHAPE = {"sphere": 0, "box": 1, "capsule": 2, "cylinder": 3}
@@ -87,7 +87,7 @@ def update_kinematics(system, kern) -> None:
                                                    a.inertia_local)
     system.frames, system.vel, system.com, system.inertia = frames, vel, com, inertia
     system._S = S
-    system.S = [S[i, :, :d] for i, d in enumerate(a.nd.tolist())]
+    system._S_list = None  # built from _S when numpy code asks for it
 
 
 class _Rows:
@@ -146,9 +146,9 @@ def _plane_table(env, system, allowed):
     return planes, (normals, offsets, vbody, mats)
 
 
-def step_compiled(systems, dt: float, kern) -> bool:
-    """One step of ``systems`` on the compiled kernels; False (nothing changed) when a part needs the numpy
-    route (see the module note)."""
+def _step_group(systems, dt: float, kern) -> bool:
+    """One step of ``systems`` (near each other, or with rows the one-system kernel does not build) on the
+    compiled kernels, one call per part; False (nothing changed) when a part needs the numpy route."""
     K = len(systems)
     arr = [arrays(s) for s in systems]
     u_free, chols, pds = [], [], []
@@ -381,3 +381,242 @@ def _contact_dicts(rows, lam) -> list[dict]:
                         "impulse": lam[r].copy()})
             r += 1
     return out
+
+
+def step_compiled(systems, dt: float, kern) -> bool:
+    """One step of ``systems``: each system alone (no other system's links within reach) on planes in one
+    compiled call (``kernels.robot_step``), the others together through the per-part kernels. False (nothing
+    changed) when the numpy route must take the whole step."""
+    arr = [arrays(s) for s in systems]
+    alone = _alone(systems, arr, dt)
+    tables = [_plane_arrays(s, a) if ok else None for s, a, ok in zip(systems, arr, alone)]
+    rest = [s for s, t in zip(systems, tables) if t is None]
+    if rest and not _step_group(rest, dt, kern):
+        return False
+    for s, a, t in zip(systems, arr, tables):
+        if t is not None and not _step_one(s, a, t, dt, kern):
+            return _step_group([s], dt, kern) or _numpy_step(s, dt)
+    return True
+
+
+def _numpy_step(system, dt) -> bool:
+    from .multibody_solver import _numpy_step_systems
+    _numpy_step_systems([system], dt)
+    return True
+
+
+def _alone(systems, arr, dt) -> list[bool]:
+    """Per system: no other collidable system's links can reach it this step (bounding spheres of all its
+    links, apart by more than the margin and four steps at both systems' current link speeds)."""
+    live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and (arr[k].br >= 0).any()]
+    out = [True] * len(systems)
+    if len(live) < 2:
+        return out
+    c = np.zeros((len(live), 3))
+    r = np.zeros(len(live))
+    v = np.zeros(len(live))
+    for x, k in enumerate(live):
+        s, a = systems[k], arr[k]
+        ok = a.br >= 0
+        centres = np.einsum("lij,lj->li", s.frames[:, :3, :3], a.bc) + s.frames[:, :3, 3]
+        c[x] = centres[ok].mean(axis=0)
+        r[x] = float(np.max(np.linalg.norm(centres[ok] - c[x], axis=1) + a.br[ok]))
+        w = np.linalg.norm(s.vel[:, :3], axis=1)
+        lin = np.linalg.norm(s.vel[:, 3:] + np.cross(s.vel[:, :3], centres), axis=1)
+        v[x] = float(np.max(lin + w * np.maximum(a.br, 0.0)))
+    dist = np.linalg.norm(c[:, None, :] - c[None, :, :], axis=2)
+    near = dist < r[:, None] + r[None, :] + MARGIN + 4.0 * dt * (v[:, None] + v[None, :])
+    np.fill_diagonal(near, False)
+    for x, k in enumerate(live):
+        if near[x].any():
+            out[k] = False
+    return out
+
+
+def _plane_arrays(s, a):
+    """``_planes`` kept while nothing it reads changes (a static plane, a quiet world: the common case)."""
+    env = s.environment
+    key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
+           s.contact_slop)
+    if env is not None:
+        st, m = env.world.state, env.world.model
+        allowed = env._allowed(s)
+        planes = a.__dict__.get("_env_planes")
+        if planes is not None and planes[0] is allowed and planes[1] is env and len(planes[2]):
+            b = m.geom_body[planes[2]]
+            key += (id(allowed), st.position[b].tobytes(), st.quaternion[b].tobytes(),
+                    st.linear_velocity[b].tobytes(), st.angular_velocity[b].tobytes(),
+                    float(np.abs(st.linear_velocity).max(initial=0.0)), env.erp, env.slop)
+        else:
+            key = None
+    cached = a.__dict__.get("_planes_cache")
+    if key is not None and cached is not None and cached[0] == key:
+        return cached[1]
+    out = _planes(s, a)
+    a._planes_cache = (key, out)
+    return out
+
+
+def _planes(s, a):
+    """The planes of one system for ``robot_step.system_step`` (its flat ground first, then the world's
+    plane geoms it may touch), or None when its world offers other geoms, or a plane that is dynamic or
+    spins (those take the per-part route)."""
+    pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, pallow = [], [], [], [], [], [], [], [], [], []
+    L = len(s.bodies)
+    if s.ground_height is not None and s.collidable:
+        pn.append((0.0, 0.0, 1.0))
+        pd.append(float(s.ground_height))
+        vbody.append((0.0, 0.0, 0.0))
+        pmat.append((s.friction, s.restitution, s.restitution_threshold))
+        perp.append(s.erp)
+        pslop.append(s.contact_slop)
+        rmin.append(0.02)
+        rbase.append(0.0)
+        vw.append(0.0)
+        pallow.append(np.ones(L, np.bool_))
+    env = s.environment
+    if env is not None:
+        allowed = env._allowed(s)
+        if allowed.any():
+            cached = a.__dict__.get("_env_planes")
+            if cached is None or cached[0] is not allowed or cached[1] is not env:
+                m = env.world.model
+                planes = np.nonzero((m.geom_type == PLANE) & allowed.any(axis=0))[0]
+                others = allowed.copy()
+                others[:, planes] = False
+                mats = []
+                for g in planes:
+                    props = env.properties(int(m.geom_material[g]))
+                    mats.append(props if props is not None else (s.friction, s.restitution,
+                                                                 s.restitution_threshold))
+                cached = a._env_planes = (allowed, env, planes, bool(others.any()), mats)
+            _, _, planes, others, mats = cached
+            if others:
+                return None
+            if len(planes):
+                world = env.world
+                st, m = world.state, world.model
+                bodies = m.geom_body[planes]
+                if np.any(m.body_mode[bodies] == DYNAMIC) or np.any(st.angular_velocity[bodies] != 0):
+                    return None
+                pos, rot = _plane_poses(world, planes, bodies)
+                vmax = float(np.abs(st.linear_velocity).max(initial=0.0))
+                for x, g in enumerate(planes):
+                    n = rot[x][:, 2]
+                    pn.append(n)
+                    pd.append(float(n @ pos[x]))
+                    vbody.append(st.linear_velocity[bodies[x]])
+                    pmat.append(mats[x])
+                    perp.append(env.erp)
+                    pslop.append(env.slop)
+                    rmin.append(-np.inf)
+                    rbase.append(MARGIN)
+                    vw.append(vmax)
+                    pallow.append(allowed[:, g])
+    G = len(pn)
+    return (np.ascontiguousarray(np.array(pallow, np.bool_).reshape(G, L).T),
+            np.array(pn, float).reshape(G, 3), np.array(pd, float), np.array(vbody, float).reshape(G, 3),
+            np.array(pmat, float).reshape(G, 3), np.array(perp, float), np.array(pslop, float),
+            np.array(rmin, float), np.array(rbase, float), np.array(vw, float))
+
+
+def _plane_poses(world, planes, bodies):
+    """World positions and rotations of the plane geoms (cached while their bodies stay put)."""
+    st = world.state
+    key = st.position[bodies].tobytes() + st.quaternion[bodies].tobytes()
+    cached = world.__dict__.get("_robot_plane_poses")
+    if cached is not None and cached[0] == key and np.array_equal(cached[1], planes):
+        return cached[2], cached[3]
+    pos, rot = world.geom_poses()
+    out = (pos[planes].copy(), rot[planes].copy())
+    world._robot_plane_poses = (key, planes.copy(), *out)
+    return out
+
+
+def _self_pairs(s, a):
+    """(upper-triangle allowed self pairs, material) of a system, cached while its filters stay."""
+    pairs = s.self_pairs() if s.self_collision else None
+    cached = a.__dict__.get("_self")
+    if cached is None or cached[0] is not pairs:
+        L = len(s.bodies)
+        allowed = np.ascontiguousarray(np.triu(pairs)) if pairs is not None else np.zeros((L, L), np.bool_)
+        cached = a._self = (pairs, allowed)
+    return cached[1], np.array(_properties(s, s), dtype=float)
+
+
+def _step_one(s, a, planes, dt, kern) -> bool:
+    pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw = planes
+    allowed, mat = _self_pairs(s, a)
+    if not s.collidable:
+        allowed = np.zeros_like(allowed)
+    lg, ld = a.limits(s)
+    limit = s.effort if s.enforce_effort_limits else _inf(s)
+    res = kern.system_step(s.q, s.u, s.q_target, s.u_target, s.kp, s.kd, s.damping, s.tau_ext, s.locked, limit,
+                           s.armature, s.gravity, s.lower, s.upper, lg, ld, a.parent, a.kind, a.gs0, a.ds0, a.nd,
+                           a.origin, a.axis, a.offset, a.pu, a.pv, a.mass, a.com_local, a.inertia_local, s.frames,
+                           s._S, s.vel, s.inertia, a.pts, a.p0, a.st, a.ss, a.so, a.s0, a.bc, a.br, allowed, mat,
+                           pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, s.erp, s.contact_slop,
+                           MARGIN, dt, s.contact_iterations)
+    ok, q, u, pd_torque, frames, S, vel, com, inertia, contacts = res
+    if not ok:
+        return False
+    s.q, s.u, s.last_pd_torque = q, u, pd_torque
+    s.frames, s._S, s.vel, s.com, s.inertia = frames, S, vel, com, inertia
+    s._S_list = None
+    s.time += dt
+    s._last_contacts = None
+    s._contact_arrays = (contacts, planes, mat)
+    _record_events(s, contacts)
+    return True
+
+
+def _plane_body(s, g: int) -> str:
+    """Name of the body of plane ``g`` of ``_plane_arrays`` (the flat ground first when there is one)."""
+    if s.ground_height is not None and s.collidable:
+        if g == 0:
+            return "ground"
+        g -= 1
+    env = s.environment
+    planes = s._arrays._env_planes[2]
+    m = env.world.model
+    return m.body_name[int(m.geom_body[int(planes[g])])]
+
+
+def contact_dicts(s) -> list[dict]:
+    """``last_contacts`` of a system stepped by ``_step_one``, as the numpy route lists them."""
+    if s._contact_arrays is None:
+        return []
+    (kind, ca, cb, point, normal, depth, target, push, speed, fric, lam, rows), _, _ = s._contact_arrays
+    out = []
+    for c in range(len(kind)):
+        d = {"link": s.bodies[ca[c]].link, "point": point[c], "normal": normal[c], "depth": float(depth[c]),
+             "target": float(target[c]), "push": float(push[c]), "friction": float(fric[c]),
+             "speed": float(speed[c]), "system": s, "jacobian": tuple(rows[c]), "impulse": lam[c].copy()}
+        if kind[c] == 0:
+            d["body"] = _plane_body(s, int(cb[c]))
+        else:
+            d["body"] = f"{s.name}/{s.bodies[cb[c]].link}"
+            d["other_system"], d["other_link"] = s, s.bodies[cb[c]].link
+        out.append(d)
+    return out
+
+
+def _record_events(s, contacts) -> None:
+    """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
+    from .articulated import TOUCH_IMPULSE
+    kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
+    touching = np.nonzero(lam[:, 0] > TOUCH_IMPULSE)[0] if len(kind) else ()
+    if not len(touching) and not s._touching:
+        return
+    best: dict = {}
+    for c in touching.tolist():
+        body = _plane_body(s, int(cb[c])) if kind[c] == 0 else f"{s.name}/{s.bodies[cb[c]].link}"
+        pair = (body, f"{s.name}/{s.bodies[ca[c]].link}")
+        key = tuple(sorted(pair))
+        if key not in best or speed[c] > best[key][1]:
+            best[key] = (pair, float(speed[c]), c)
+    for key, (pair, sp, c) in best.items():
+        if key not in s._touching:
+            s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=np.array(point[c], dtype=float),
+                                 normal=np.array(normal[c], dtype=float), speed=sp, impulse=float(lam[c, 0])))
+    s._touching = set(best)

@@ -28,6 +28,11 @@ def step_systems(systems, dt: float | None = None) -> None:
         from .multibody_compiled import step_compiled
         if step_compiled(systems, dt, kernels.load_robots()):
             return
+    _numpy_step_systems(systems, dt)
+
+
+def _numpy_step_systems(systems, dt: float) -> None:
+    """``step_systems`` on numpy (the reference)."""
     predicted = [s._predict(dt) for s in systems]
     u_free = {s: u for s, (_, u) in zip(systems, predicted)}
     limits, contacts = [], []

@@ -15,7 +15,9 @@ from numba import njit
 FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING, PLANAR = 0, 1, 2, 3, 4, 5
 
 
-# numba's ``@`` and ``np.dot`` need SciPy's BLAS, which is not shipped: small loops instead
+# numba's ``@`` and ``np.dot`` need SciPy's BLAS, which is not shipped: small loops instead. Element loops also
+# replace array expressions (``a + b``, ``x[i] = v``, ``np.where``) throughout these kernels: numba compiles
+# each array expression as a function of its own, which tripled the first compile.
 
 
 @njit(cache=True)
@@ -144,7 +146,9 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
         else:
             moved = jf
         frame = mm(moved, offset[i])
-        frames[i] = frame
+        for r in range(4):
+            for c in range(4):
+                frames[i, r, c] = frame[r, c]
         rot = jf[:3, :3]
         p = jf[:3, 3]
         s = S[i]
@@ -177,22 +181,25 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
                 s[r, 2] = a[r]
             _cross_into(cpos[0], cpos[1], cpos[2], a[0], a[1], a[2], s[:, 2], 3)
         fr = frame[:3, :3]
-        c3 = mv(fr, com_local[i]) + frame[:3, 3]
-        com[i] = c3
+        c3 = mv(fr, com_local[i])
+        for r in range(3):
+            c3[r] += frame[r, 3]
+            com[i, r] = c3[r]
         ic = mm(mm(fr, inertia_local[i]), fr.T)
         m = mass[i]
         # spatial_inertia(m, c, Ic): [[Ic + m cx cx^T, m cx], [m cx^T, m I]]
         cx = np.zeros((3, 3))
         cx[0, 1], cx[0, 2], cx[1, 0], cx[1, 2], cx[2, 0], cx[2, 1] = -c3[2], c3[1], c3[2], -c3[0], -c3[1], c3[0]
-        top = ic + m * mm(cx, cx.T)
+        top = mm(cx, cx.T)
         for r in range(3):
             for c in range(3):
-                inertia[i, r, c] = top[r, c]
+                inertia[i, r, c] = ic[r, c] + m * top[r, c]
                 inertia[i, r, 3 + c] = m * cx[r, c]
                 inertia[i, 3 + r, c] = m * cx[c, r]
             inertia[i, 3 + r, 3 + r] = m
         if parent[i] >= 0:
-            vel[i] = vel[parent[i]]
+            for r in range(6):
+                vel[i, r] = vel[parent[i], r]
         for c in range(nd[i]):
             uc = u[ds0[i] + c]
             for r in range(6):
@@ -209,7 +216,9 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
     for i in range(n - 1, 0, -1):
         p = parent[i]
         if p >= 0:
-            comp[p] += comp[i]
+            for r in range(6):
+                for c in range(6):
+                    comp[p, r, c] += comp[i, r, c]
     m = np.zeros((nv, nv))
     for i in range(n - 1, -1, -1):
         di = nd[i]
@@ -218,15 +227,19 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
         f = mm(comp[i], S[i, :, :di])
         a = ds0[i]
         blk = mm(S[i, :, :di].T, f)
-        m[a:a + di, a:a + di] = blk
+        for r in range(di):
+            for c in range(di):
+                m[a + r, a + c] = blk[r, c]
         j = parent[i]
         while j >= 0:
             dj = nd[j]
             if dj > 0:
                 b = ds0[j]
                 blk = mm(f.T, S[j, :, :dj])
-                m[a:a + di, b:b + dj] = blk
-                m[b:b + dj, a:a + di] = blk.T
+                for r in range(di):
+                    for c in range(dj):
+                        m[a + r, b + c] = blk[r, c]
+                        m[b + c, a + r] = blk[r, c]
             j = parent[j]
     for k in range(nv):
         m[k, k] += armature[k]
@@ -273,10 +286,12 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     vp = np.zeros(6)
     for i in range(n):
         if parent[i] < 0:
-            vp[:] = 0.0
+            for r in range(6):
+                vp[r] = 0.0
             ap = a0
         else:
-            vp[:] = vel[parent[i]]
+            for r in range(6):
+                vp[r] = vel[parent[i], r]
             ap = acc[parent[i]]
         d = nd[i]
         s = S[i]
@@ -308,7 +323,10 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
             acc[i, r] = ap[r] + sd[r]
         v = vel[i]
         iv = mv(inertia[i], v)
-        force[i] = mv(inertia[i], acc[i]) + _fcross(v, iv)
+        fa = mv(inertia[i], acc[i])
+        fc = _fcross(v, iv)
+        for r in range(6):
+            force[i, r] = fa[r] + fc[r]
     tau = np.zeros(nv)
     for i in range(n - 1, -1, -1):
         for c in range(nd[i]):
@@ -317,7 +335,8 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
                 t += S[i, r, c] * force[i, r]
             tau[ds0[i] + c] = t
         if parent[i] >= 0:
-            force[parent[i]] += force[i]
+            for r in range(6):
+                force[parent[i], r] += force[i, r]
     return tau
 
 
@@ -326,9 +345,12 @@ def _log_rotation(r):
     """Rotation vector of a rotation matrix (``base.spatial.log_rotation``)."""
     cos = min(max((r[0, 0] + r[1, 1] + r[2, 2] - 1.0) / 2.0, -1.0), 1.0)
     angle = np.arccos(cos)
-    vee = np.array([r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]])
+    out = np.empty(3)
+    out[0], out[1], out[2] = r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]
     if angle < 1e-7:
-        return 0.5 * vee
+        for k in range(3):
+            out[k] *= 0.5
+        return out
     if np.pi - angle < 1e-4:
         best, bi = -1e300, 0
         for k in range(3):
@@ -337,35 +359,45 @@ def _log_rotation(r):
         ax = np.empty(3)
         for k in range(3):
             ax[k] = (r[k, bi] + (1.0 if k == bi else 0.0)) / 2.0 / np.sqrt(max(best, 1e-12))
-        ax /= np.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2])
-        if ax[0] * vee[0] + ax[1] * vee[1] + ax[2] * vee[2] < 0:
-            ax = -ax
-        return ax * angle
-    return vee * (angle / (2.0 * np.sin(angle)))
+        norm = np.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2])
+        sign = -1.0 if ax[0] * out[0] + ax[1] * out[1] + ax[2] * out[2] < 0 else 1.0
+        for k in range(3):
+            out[k] = sign * ax[k] / norm * angle
+        return out
+    f = angle / (2.0 * np.sin(angle))
+    for k in range(3):
+        out[k] *= f
+    return out
 
 
 @njit(cache=True)
 def _unit(q):
     n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n > 0:
-        return q / n
     out = np.zeros(4)
-    out[0] = 1.0
+    if n > 0:
+        for k in range(4):
+            out[k] = q[k] / n
+    else:
+        out[0] = 1.0
     return out
 
 
 @njit(cache=True)
 def _qmul(a, b):
-    return np.array([a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3],
-                     a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
-                     a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1],
-                     a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]])
+    out = np.empty(4)
+    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
+    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
+    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
+    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
+    return out
 
 
 @njit(cache=True)
 def _quat_error(tq, cq):
     t, c = _unit(tq), _unit(cq)
-    d = _qmul(t, np.array([c[0], -c[1], -c[2], -c[3]]))
+    for k in range(1, 4):
+        c[k] = -c[k]
+    d = _qmul(t, c)
     r = np.empty((3, 3))
     quat_matrix(d[0], d[1], d[2], d[3], r)
     return _log_rotation(r)
@@ -381,11 +413,14 @@ def position_error(q, q_target, kind, gs0, ds0, nd, nv):
             continue
         g, b = gs0[i], ds0[i]
         if kind[i] == SPHERICAL:
-            e[b:b + 3] = _quat_error(q_target[g:g + 4], q[g:g + 4])
+            qe = _quat_error(q_target[g:g + 4], q[g:g + 4])
+            for r in range(3):
+                e[b + r] = qe[r]
         elif kind[i] == FLOATING:
+            qe = _quat_error(q_target[g + 3:g + 7], q[g + 3:g + 7])
             for r in range(3):
                 e[b + r] = q_target[g + r] - q[g + r]
-            e[b + 3:b + 6] = _quat_error(q_target[g + 3:g + 7], q[g + 3:g + 7])
+                e[b + 3 + r] = qe[r]
         else:
             for r in range(d):
                 e[b + r] = q_target[g + r] - q[g + r]
@@ -449,35 +484,46 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     of M on the free dofs, ok). ok False: a matrix was not positive definite (the caller takes numpy's
     least-squares route instead)."""
     nv = u.shape[0]
-    free = ~locked
+    free = np.empty(nv, np.bool_)
+    for k in range(nv):
+        free[k] = not locked[k]
     clamped = np.zeros(nv, np.bool_)
     clamp_tau = np.zeros(nv)
     acc = np.zeros(nv)
+    rhs = np.empty(nv)
     ok = True
     for _ in range(3):
-        kp_i = np.where(clamped, 0.0, kp)
-        kd_i = np.where(clamped, 0.0, kd)
-        rhs = kp_i * (e - dt * u) + kd_i * (u_target - u) + clamp_tau - damp * u + tau_ext - h
+        # implicit PD + damping: (M + dt (Kd + D) + dt^2 Kp) a = Kp (e - dt u) + Kd (u* - u) - D u + tau - h
         a = m.copy()
         for k in range(nv):
-            a[k, k] += dt * (kd_i[k] + damp[k]) + dt * dt * kp_i[k]
+            kp_i = 0.0 if clamped[k] else kp[k]
+            kd_i = 0.0 if clamped[k] else kd[k]
+            rhs[k] = (kp_i * (e[k] - dt * u[k]) + kd_i * (u_target[k] - u[k]) + clamp_tau[k] - damp[k] * u[k]
+                      + tau_ext[k] - h[k])
+            a[k, k] += dt * (kd_i + damp[k]) + dt * dt * kp_i
         L, good = cholesky(a, free)
         if not good:
             ok = False
             break
         acc = chol_solve(L, free, rhs)
-        u_try = u + dt * acc
-        tau_pd = kp * (e - dt * u_try) + kd * (u_target - u_try)
-        over = (np.abs(tau_pd) > limit) & ~clamped & ((kp != 0) | (kd != 0))
-        if not over.any():
+        over = False
+        for k in range(nv):
+            u_try = u[k] + dt * acc[k]
+            tau_pd = kp[k] * (e[k] - dt * u_try) + kd[k] * (u_target[k] - u_try)
+            if abs(tau_pd) > limit[k] and not clamped[k] and (kp[k] != 0 or kd[k] != 0):
+                over = True
+                clamped[k] = True
+                clamp_tau[k] = min(max(tau_pd, -limit[k]), limit[k])
+        if not over:
             break
-        clamped |= over
-        clamp_tau = np.where(clamped, np.minimum(np.maximum(tau_pd, -limit), limit), clamp_tau)
-    pd = np.where(clamped, clamp_tau, kp * (e - dt * (u + dt * acc)) + kd * (u_target - u - dt * acc))
-    u_new = u + dt * acc
+    pd = np.empty(nv)
+    u_new = np.empty(nv)
     for k in range(nv):
-        if locked[k]:
-            u_new[k] = 0.0
+        if clamped[k]:
+            pd[k] = clamp_tau[k]
+        else:
+            pd[k] = kp[k] * (e[k] - dt * (u[k] + dt * acc[k])) + kd[k] * (u_target[k] - u[k] - dt * acc[k])
+        u_new[k] = 0.0 if locked[k] else u[k] + dt * acc[k]
     Lm, good = cholesky(m, free)
     return u_new, pd, Lm, ok and good
 
@@ -485,10 +531,13 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
 @njit(cache=True)
 def _quat_exp(w0, w1, w2):
     angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    out = np.empty(4)
     if angle < 1e-12:
-        return _unit(np.array([1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2]))
+        out[0], out[1], out[2], out[3] = 1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2
+        return _unit(out)
     s = np.sin(angle / 2) / angle
-    return np.array([np.cos(angle / 2), s * w0, s * w1, s * w2])
+    out[0], out[1], out[2], out[3] = np.cos(angle / 2), s * w0, s * w1, s * w2
+    return out
 
 
 @njit(cache=True)
@@ -496,7 +545,9 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     """``ArticulatedSystem._finish`` before the kinematics: q moved by (u + push) dt, limited joints projected
     back inside their range (their outward velocity removed, in ``u``), quaternions normalised."""
     q = q.copy()
-    dv = (u + push) * dt
+    dv = np.empty(u.shape[0])
+    for k in range(u.shape[0]):
+        dv[k] = (u[k] + push[k]) * dt
     for i in range(kind.shape[0]):
         d = nd[i]
         if d == 0:
@@ -506,9 +557,12 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
             for r in range(3):
                 q[g + r] += dv[b + r]
             nq = _unit(_qmul(_quat_exp(dv[b + 3], dv[b + 4], dv[b + 5]), q[g + 3:g + 7]))
-            q[g + 3:g + 7] = nq
+            for r in range(4):
+                q[g + 3 + r] = nq[r]
         elif kind[i] == SPHERICAL:
-            q[g:g + 4] = _unit(_qmul(_quat_exp(dv[b], dv[b + 1], dv[b + 2]), q[g:g + 4]))
+            nq = _unit(_qmul(_quat_exp(dv[b], dv[b + 1], dv[b + 2]), q[g:g + 4]))
+            for r in range(4):
+                q[g + r] = nq[r]
         else:
             for r in range(d):
                 q[g + r] += dv[b + r]
@@ -522,10 +576,11 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
             u[di] = min(u[di], 0.0)
     for i in range(kind.shape[0]):
         g = gs0[i]
-        if kind[i] == FLOATING:
-            q[g + 3:g + 7] = _unit(q[g + 3:g + 7])
-        elif kind[i] == SPHERICAL:
-            q[g:g + 4] = _unit(q[g:g + 4])
+        if kind[i] == FLOATING or kind[i] == SPHERICAL:
+            o = g + 3 if kind[i] == FLOATING else g
+            nq = _unit(q[o:o + 4])
+            for r in range(4):
+                q[o + r] = nq[r]
     return q
 
 

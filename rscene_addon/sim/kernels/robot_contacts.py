@@ -65,6 +65,14 @@ def point_jacobian(i, p, parent, ds0, nd, S, nv):
 
 
 @njit(cache=True)
+def _rows_into(rows, c, basis, jp):
+    """rows[c] = basis @ jp."""
+    for a in range(3):
+        for col in range(jp.shape[1]):
+            rows[c, a, col] = basis[a, 0] * jp[0, col] + basis[a, 1] * jp[1, col] + basis[a, 2] * jp[2, col]
+
+
+@njit(cache=True)
 def _world_point(frame, x):
     out = np.empty(3)
     for r in range(3):
@@ -106,7 +114,9 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
                 gap = n[0] * x[0] + n[1] * x[1] + n[2] * x[2] - pd[g] - pts[k, 3]
                 if not gap < reach[g]:
                     continue
-                p = x - pts[k, 3] * n
+                p = np.empty(3)
+                for r in range(3):
+                    p[r] = x[r] - pts[k, 3] * n[r]
                 jp = point_jacobian(i, p, parent, ds0, nd, S, nv)
                 vb = n[0] * vbody[g, 0] + n[1] * vbody[g, 1] + n[2] * vbody[g, 2]
                 vn = 0.0
@@ -120,81 +130,94 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
                 ok, t0, t1 = targets(gap, vn, vn0, restitution[g], threshold[g], dt, erp[g], slop[g])
                 if not ok:
                     continue
-                basis = tangents(n)
-                rows[c] = mm(basis, jp)
-                link[c], plane[c], point[c], normal[c], depth[c] = i, g, p, n, -gap
+                _rows_into(rows, c, tangents(n), jp)
+                for r in range(3):
+                    point[c, r], normal[c, r] = p[r], n[r]
+                link[c], plane[c], depth[c] = i, g, -gap
                 tgt[c], push[c], speed[c] = t0, t1, max(0.0, -vn0)
                 c += 1
     return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows[:c]
 
 
 @njit(cache=True)
+def _local(R, c, x):
+    """R^T (x - c)."""
+    out = np.empty(3)
+    d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+    for r in range(3):
+        out[r] = R[0, r] * d0 + R[1, r] * d1 + R[2, r] * d2
+    return out
+
+
+@njit(cache=True)
+def _sgn(v):
+    return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+
+
+@njit(cache=True)
 def _sdf(kind, size, c, R, x):
     """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal)."""
-    nrm = np.zeros(3)
-    if kind == SPHERE:
-        d = x - c
-        dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-        if dist > 1e-12:
-            nrm = d / max(dist, 1e-300)
-        else:
-            nrm[2] = 1.0
-        return dist - size[0], nrm
-    xl = tmv(R, x - c)
     nl = np.zeros(3)
-    if kind == BOX:
-        q = np.abs(xl) - size
-        out2 = 0.0
-        for r in range(3):
-            if q[r] > 0:
-                out2 += q[r] * q[r]
-        out_len = np.sqrt(out2)
-        if out_len > 0:
-            for r in range(3):
-                s = 1.0 if xl[r] > 0 else (-1.0 if xl[r] < 0 else 0.0)
-                nl[r] = s * max(q[r], 0.0) / max(out_len, 1e-300)
-            return out_len, mv(R, nl)
-        k = 0
-        for r in range(1, 3):
-            if q[r] > q[k]:
-                k = r
-        s = 1.0 if xl[k] > 0 else (-1.0 if xl[k] < 0 else 0.0)
-        nl[k] = s + (1.0 if xl[k] == 0 else 0.0)
-        return q[k], mv(R, nl)
-    if kind == CAPSULE:
-        r0, hh = size[0], size[1]
-        zc = min(max(xl[2], -hh), hh)
-        d = np.array([xl[0], xl[1], xl[2] - zc])
-        dist = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+    if kind == SPHERE:
+        d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+        dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
         if dist > 1e-12:
-            nl = d / max(dist, 1e-300)
+            nl[0], nl[1], nl[2] = d0 / dist, d1 / dist, d2 / dist
+        else:
+            nl[2] = 1.0
+        return dist - size[0], nl
+    xl = _local(R, c, x)
+    dist = 0.0
+    if kind == BOX:
+        q0, q1, q2 = abs(xl[0]) - size[0], abs(xl[1]) - size[1], abs(xl[2]) - size[2]
+        p0, p1, p2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
+        out_len = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        if out_len > 0:
+            nl[0], nl[1], nl[2] = _sgn(xl[0]) * p0 / out_len, _sgn(xl[1]) * p1 / out_len, _sgn(xl[2]) * p2 / out_len
+            dist = out_len
+        else:
+            k, dist = 0, q0
+            if q1 > dist:
+                k, dist = 1, q1
+            if q2 > dist:
+                k, dist = 2, q2
+            nl[k] = _sgn(xl[k]) + (1.0 if xl[k] == 0 else 0.0)
+    elif kind == CAPSULE:
+        zc = min(max(xl[2], -size[1]), size[1])
+        d0, d1, d2 = xl[0], xl[1], xl[2] - zc
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if length > 1e-12:
+            nl[0], nl[1], nl[2] = d0 / length, d1 / length, d2 / length
         else:
             nl[0] = 1.0
-        return dist - r0, mv(R, nl)
-    # cylinder
-    r0, hh = size[0], size[1]
-    rho = np.hypot(xl[0], xl[1])
-    er = np.zeros(3)
-    if rho > 1e-12:
-        er[0], er[1] = xl[0] / max(rho, 1e-300), xl[1] / max(rho, 1e-300)
-    else:
-        er[0] = 1.0
-    dr, dz = rho - r0, abs(xl[2]) - hh
-    ez = np.zeros(3)
-    ez[2] = (1.0 if xl[2] > 0 else (-1.0 if xl[2] < 0 else 0.0)) + (1.0 if xl[2] == 0 else 0.0)
-    out = np.hypot(max(dr, 0.0), max(dz, 0.0))
-    if out > 0:
-        nl = (er * max(dr, 0.0) + ez * max(dz, 0.0)) / max(out, 1e-300)
-        return out, mv(R, nl)
-    nl = er if dr > dz else ez
-    return max(dr, dz), mv(R, nl)
+        dist = length - size[0]
+    else:  # cylinder
+        rho = np.hypot(xl[0], xl[1])
+        e0, e1 = 1.0, 0.0
+        if rho > 1e-12:
+            e0, e1 = xl[0] / rho, xl[1] / rho
+        dr, dz = rho - size[0], abs(xl[2]) - size[1]
+        ez = _sgn(xl[2]) + (1.0 if xl[2] == 0 else 0.0)
+        out = np.hypot(max(dr, 0.0), max(dz, 0.0))
+        if out > 0:
+            nl[0], nl[1], nl[2] = e0 * max(dr, 0.0) / out, e1 * max(dr, 0.0) / out, ez * max(dz, 0.0) / out
+            dist = out
+        else:
+            if dr > dz:
+                nl[0], nl[1] = e0, e1
+            else:
+                nl[2] = ez
+            dist = max(dr, dz)
+    return dist, mv(R, nl)
 
 
 @njit(cache=True)
 def _face_tie(size, c, R, x, nrm, towards):
     """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once."""
-    local = tmv(R, x - c)
-    q = np.abs(local) - size
+    local = _local(R, c, x)
+    q = np.empty(3)
+    for r in range(3):
+        q[r] = abs(local[r]) - size[r]
     qmax = max(q[0], max(q[1], q[2]))
     if qmax > FACE_TIE:
         return nrm
@@ -204,33 +227,39 @@ def _face_tie(size, c, R, x, nrm, towards):
             count += 1
     if count < 2:
         return nrm
-    look = tmv(R, towards - c)
+    look = _local(R, c, towards)
     best, bv = -1, -1e300
     for r in range(3):
         if q[r] >= qmax - FACE_TIE:
-            s = np.sign(local[r]) if local[r] != 0 else np.sign(look[r])
-            v = s * look[r] / size[r]
+            sg = _sgn(local[r]) if local[r] != 0 else _sgn(look[r])
+            v = sg * look[r] / size[r]
             if v > bv:
                 best, bv = r, v
     n = np.zeros(3)
     if local[best] != 0:
-        n[best] = np.sign(local[best])
+        n[best] = _sgn(local[best])
     else:
-        sl = np.sign(look[best])
+        sl = _sgn(look[best])
         n[best] = sl if sl != 0 else 1.0
     return mv(R, n)
 
 
 @njit(cache=True)
-def _segment_closest(ca, ha, cb, hb):
-    """``link_pairs._segment_closest``."""
-    d1, d2 = 2.0 * ha, 2.0 * hb
-    r = (ca - ha) - (cb - hb)
+def _segment_closest(ta, ha, tb, hb):
+    """``link_pairs._segment_closest`` of the capsule axes of transforms ta, tb (their z axes, half lengths
+    ha, hb): the closest points (3,) on each."""
+    d1 = np.empty(3)
+    d2 = np.empty(3)
+    r = np.empty(3)
+    for k in range(3):
+        d1[k] = 2.0 * ta[k, 2] * ha
+        d2[k] = 2.0 * tb[k, 2] * hb
+        r[k] = (ta[k, 3] - ta[k, 2] * ha) - (tb[k, 3] - tb[k, 2] * hb)
     a, e, f = dot(d1, d1), dot(d2, d2), dot(d2, r)
     c, bb = dot(d1, r), dot(d1, d2)
     if a < 1e-18 and e < 1e-18:
-        return ca - ha, cb - hb
-    if a < 1e-18:
+        s, t = 0.0, 0.0
+    elif a < 1e-18:
         s, t = 0.0, min(max(f / e, 0.0), 1.0)
     elif e < 1e-18:
         s, t = min(max(-c / a, 0.0), 1.0), 0.0
@@ -242,7 +271,12 @@ def _segment_closest(ca, ha, cb, hb):
             t, s = 0.0, min(max(-c / a, 0.0), 1.0)
         elif t > 1.0:
             t, s = 1.0, min(max((bb - c) / a, 0.0), 1.0)
-    return ca - ha + s * d1, cb - hb + t * d2
+    pa = np.empty(3)
+    pb = np.empty(3)
+    for k in range(3):
+        pa[k] = ta[k, 3] - ta[k, 2] * ha + s * d1[k]
+        pb[k] = tb[k, 3] - tb[k, 2] * hb + t * d2[k]
+    return pa, pb
 
 
 @njit(cache=True)
@@ -253,42 +287,89 @@ def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
     out = np.zeros(n)
     for i in range(n):
         if parent[i] >= 0:
-            vel[i] = vel[parent[i]]
+            for r in range(6):
+                vel[i, r] = vel[parent[i], r]
         for c in range(nd[i]):
             for r in range(6):
                 vel[i, r] += S[i, r, c] * u[ds0[i] + c]
-        w, c3 = vel[i, :3], centres[i]
-        v = np.array([vel[i, 3] + w[1] * c3[2] - w[2] * c3[1], vel[i, 4] + w[2] * c3[0] - w[0] * c3[2],
-                      vel[i, 5] + w[0] * c3[1] - w[1] * c3[0]])
-        out[i] = np.sqrt(dot(v, v)) + np.sqrt(dot(w, w)) * max(radii[i], 0.0)
+        w0, w1, w2, c3 = vel[i, 0], vel[i, 1], vel[i, 2], centres[i]
+        v0 = vel[i, 3] + w1 * c3[2] - w2 * c3[1]
+        v1 = vel[i, 4] + w2 * c3[0] - w0 * c3[2]
+        v2 = vel[i, 5] + w0 * c3[1] - w1 * c3[0]
+        out[i] = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2) + np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * max(radii[i], 0.0)
     return out
 
 
 @njit(cache=True)
-def _points_vs_shapes(fp, pts, k0, k1, fs, st, ss, so, s0, s1, towards, reach, flip, fa, fb, fn, fg, cnt):
-    """Sample points pts[k0:k1] (frame ``fp``) against shapes s0:s1 (frame ``fs``), appended to the found
-    lists as (point on a, point on b, normal b -> a, gap); ``flip``: the points are b's."""
+def _world_geometry(frames, pts, p0, st, ss, so, s0):
+    """World sample points (P, 3), shape centres (S, 3), rotations (S, 3, 3) and bounding radii (S,), and
+    per link an AABB (L, 3) lo, hi holding its points (with their radii) and its shapes' bounding spheres."""
+    L = p0.shape[0] - 1
+    wp = np.empty((pts.shape[0], 3))
+    sc = np.empty((st.shape[0], 3))
+    sR = np.empty((st.shape[0], 3, 3))
+    srad = np.empty(st.shape[0])
+    lo = np.full((L, 3), np.inf)
+    hi = np.full((L, 3), -np.inf)
+    for i in range(L):
+        f = frames[i]
+        for k in range(p0[i], p0[i + 1]):
+            for r in range(3):
+                v = f[r, 0] * pts[k, 0] + f[r, 1] * pts[k, 1] + f[r, 2] * pts[k, 2] + f[r, 3]
+                wp[k, r] = v
+                lo[i, r] = min(lo[i, r], v - pts[k, 3])
+                hi[i, r] = max(hi[i, r], v + pts[k, 3])
+        for sh in range(s0[i], s0[i + 1]):
+            t = mm(f, so[sh])
+            kind, z = st[sh], ss[sh]
+            if kind == BOX:
+                rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
+            elif kind == CAPSULE:
+                rad = z[0] + z[1]
+            elif kind == CYLINDER:
+                rad = np.hypot(z[0], z[1])
+            else:
+                rad = z[0]
+            srad[sh] = rad
+            for r in range(3):
+                sc[sh, r] = t[r, 3]
+                for col in range(3):
+                    sR[sh, r, col] = t[r, col]
+                lo[i, r] = min(lo[i, r], t[r, 3] - rad)
+                hi[i, r] = max(hi[i, r], t[r, 3] + rad)
+    return wp, sc, sR, srad, lo, hi
+
+
+@njit(cache=True)
+def _points_vs_shapes(wp, pts, k0, k1, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn, fg, cnt):
+    """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
+    rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
+    ``flip``: the points are b's. A point farther than its reach from a shape's bounding sphere is skipped
+    before its signed distance (it cannot be within reach of the shape)."""
     if k1 == k0 or s1 == s0:
         return cnt
     for sh in range(s0, s1):
-        t = mm(fs, so[sh])
-        c, R = t[:3, 3].copy(), t[:3, :3].copy()
+        c, R = sc[sh], sR[sh]
         for k in range(k0, k1):
-            x = _world_point(fp, pts[k])
+            x = wp[k]
+            d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+            if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - srad[sh] - pts[k, 3] >= reach:
+                continue
             dist, nrm = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
                 nrm = _face_tie(ss[sh], c, R, x, nrm, towards)
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
-            on_points = x - pts[k, 3] * nrm
-            on_shape = x - dist * nrm
             if cnt >= fa.shape[0]:
                 return cnt
-            if flip:
-                fa[cnt], fb[cnt], fn[cnt] = on_shape, on_points, -nrm
-            else:
-                fa[cnt], fb[cnt], fn[cnt] = on_points, on_shape, nrm
+            sg = -1.0 if flip else 1.0
+            for r in range(3):
+                on_points = x[r] - pts[k, 3] * nrm[r]
+                on_shape = x[r] - dist * nrm[r]
+                fa[cnt, r] = on_shape if flip else on_points
+                fb[cnt, r] = on_points if flip else on_shape
+                fn[cnt, r] = sg * nrm[r]
             fg[cnt] = gap
             cnt += 1
     return cnt
@@ -306,12 +387,21 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     nva, nvb = ua.shape[0], ub.shape[0]
     ca = np.empty((La, 3))
     for i in range(La):
-        ca[i] = _world_point(fa_[i], bca[i])
+        w = _world_point(fa_[i], bca[i])
+        for r in range(3):
+            ca[i, r] = w[r]
     cb = np.empty((Lb, 3))
     for j in range(Lb):
-        cb[j] = _world_point(fb_[j], bcb[j])
+        w = _world_point(fb_[j], bcb[j])
+        for r in range(3):
+            cb[j, r] = w[r]
     spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
     spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
+    wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
+    if same:
+        wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
+    else:
+        wpb, scb, sRb, sradb, lob, hib = _world_geometry(fb_, pts_b, p0b, st_b, ss_b, so_b, s0b)
     cap = 64
     li = np.empty(cap, np.int64)
     lj = np.empty(cap, np.int64)
@@ -337,14 +427,22 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if not allowed[i, j] or brb[j] < 0:
                 continue
             reach = margin + 2.0 * dt * (spa[i] + spb[j])
-            d = ca[i] - cb[j]
-            if not np.sqrt(dot(d, d)) < bra[i] + brb[j] + reach:
+            d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
+            if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
+                continue
+            # the link AABBs, padded by the reach, must overlap too (tighter for long links; a superset
+            # of every contact the narrow phase below can find)
+            apart = False
+            for r in range(3):
+                if loa[i, r] - reach > hib[j, r] or lob[j, r] - reach > hia[i, r]:
+                    apart = True
+            if apart:
                 continue
             A, B = fa_[i], fb_[j]
-            n_found = _points_vs_shapes(A, pts_a, p0a[i], p0a[i + 1], B, st_b, ss_b, so_b, s0b[j], s0b[j + 1],
-                                        ca[i], reach, False, fa, fb, fn, fg, 0)
-            n_found = _points_vs_shapes(B, pts_b, p0b[j], p0b[j + 1], A, st_a, ss_a, so_a, s0a[i], s0a[i + 1],
-                                        cb[j], reach, True, fa, fb, fn, fg, n_found)
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], st_b, ss_b, scb, sRb, sradb, s0b[j],
+                                        s0b[j + 1], ca[i], reach, False, fa, fb, fn, fg, 0)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], st_a, ss_a, sca, sRa, srada, s0a[i],
+                                        s0a[i + 1], cb[j], reach, True, fa, fb, fn, fg, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue
@@ -354,13 +452,16 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                         continue
                     tb = mm(B, so_b[sb])
                     ra, ha, rb, hb = ss_a[sa, 0], ss_a[sa, 1], ss_b[sb, 0], ss_b[sb, 1]
-                    qa, qb = _segment_closest(ta[:3, 3].copy(), ta[:3, 2] * ha, tb[:3, 3].copy(), tb[:3, 2] * hb)
-                    dd = qa - qb
-                    length = np.sqrt(dot(dd, dd))
+                    qa, qb = _segment_closest(ta, ha, tb, hb)
+                    d0, d1, d2 = qa[0] - qb[0], qa[1] - qb[1], qa[2] - qb[2]
+                    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                     if length < 1e-12 or length - ra - rb >= reach:
                         continue
-                    n = dd / length
-                    fa[n_found], fb[n_found], fn[n_found] = qa - ra * n, qb + rb * n, n
+                    for r in range(3):
+                        nr = (qa[r] - qb[r]) / length
+                        fa[n_found, r] = qa[r] - ra * nr
+                        fb[n_found, r] = qb[r] + rb * nr
+                        fn[n_found, r] = nr
                     fg[n_found] = length - ra - rb
                     n_found += 1
             for f in range(n_found):
@@ -368,20 +469,26 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                 for g in range(f):
                     if not keep[g]:
                         continue
-                    dd = fa[f] - fa[g]
-                    if np.sqrt(dot(dd, dd)) < DUPLICATE and dot(fn[f], fn[g]) > 0.9:
+                    d0, d1, d2 = fa[f, 0] - fa[g, 0], fa[f, 1] - fa[g, 1], fa[f, 2] - fa[g, 2]
+                    if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and dot(fn[f], fn[g]) > 0.9:
                         dup = True
                         break
                 keep[f] = not dup
             for f in range(n_found):
                 if not keep[f]:
                     continue
-                p = 0.5 * (fa[f] + fb[f])
-                n = fn[f]
+                p = np.empty(3)
+                n = np.empty(3)
+                for r in range(3):
+                    p[r] = 0.5 * (fa[f, r] + fb[f, r])
+                    n[r] = fn[f, r]
                 ja = point_jacobian(i, p, para, ds0a, nda, Sa, nva)
                 jb = point_jacobian(j, p, parb, ds0b, ndb, Sb, nvb)
                 if same:
-                    jrel = ja - jb
+                    jrel = ja.copy()
+                    for r in range(3):
+                        for col in range(nva):
+                            jrel[r, col] -= jb[r, col]
                     vrel = tmv(jrel, n)
                     vn = dot(vrel, ua)
                     vn0 = dot(vrel, u0a)
@@ -398,11 +505,13 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                     rows_a, rows_b = _grow_rows(rows_a, cap), _grow_rows(rows_b, cap)
                 basis = tangents(n)
                 if same:
-                    rows_a[C] = mm(basis, jrel)
+                    _rows_into(rows_a, C, basis, jrel)
                 else:
-                    rows_a[C] = mm(basis, ja)
-                    rows_b[C] = mm(basis, jb)
-                li[C], lj[C], point[C], normal[C], depth[C] = i, j, p, n, -fg[f]
+                    _rows_into(rows_a, C, basis, ja)
+                    _rows_into(rows_b, C, basis, jb)
+                for r in range(3):
+                    point[C, r], normal[C, r] = p[r], n[r]
+                li[C], lj[C], depth[C] = i, j, -fg[f]
                 tgt[C], push[C], speed[C] = t0, t1, max(0.0, -vn0)
                 C += 1
     return li[:C], lj[:C], point[:C], normal[:C], depth[:C], tgt[:C], push[:C], speed[:C], rows_a[:C], rows_b[:C]
@@ -411,26 +520,33 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
 @njit(cache=True)
 def _grow(a, cap):
     out = np.empty(cap)
-    out[:a.shape[0]] = a
+    for k in range(a.shape[0]):
+        out[k] = a[k]
     return out
 
 
 @njit(cache=True)
 def _grow_i(a, cap):
     out = np.empty(cap, np.int64)
-    out[:a.shape[0]] = a
+    for k in range(a.shape[0]):
+        out[k] = a[k]
     return out
 
 
 @njit(cache=True)
 def _grow3(a, cap):
     out = np.empty((cap, 3))
-    out[:a.shape[0]] = a
+    for k in range(a.shape[0]):
+        for r in range(3):
+            out[k, r] = a[k, r]
     return out
 
 
 @njit(cache=True)
 def _grow_rows(a, cap):
     out = np.zeros((cap, 3, a.shape[2]))
-    out[:a.shape[0]] = a
+    for k in range(a.shape[0]):
+        for r in range(3):
+            for col in range(a.shape[2]):
+                out[k, r, col] = a[k, r, col]
     return out

@@ -31,13 +31,18 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
         ka = sa[r]
         na = off[ka + 1] - off[ka]
         for ax in range(nax[r]):
-            wa[r, ax, :na] = chol_solve(chol[ka, :na, :na], free[ka, :na], ja[r, ax, :na])
-            denom = dot(ja[r, ax, :na], wa[r, ax, :na])
+            w = chol_solve(chol[ka, :na, :na], free[ka, :na], ja[r, ax, :na])
+            denom = 0.0
+            for k in range(na):
+                wa[r, ax, k] = w[k]
+                denom += ja[r, ax, k] * w[k]
             kb = sb[r]
             if kb >= 0:
                 nb = off[kb + 1] - off[kb]
-                wb[r, ax, :nb] = chol_solve(chol[kb, :nb, :nb], free[kb, :nb], jb[r, ax, :nb])
-                denom += dot(jb[r, ax, :nb], wb[r, ax, :nb])
+                w = chol_solve(chol[kb, :nb, :nb], free[kb, :nb], jb[r, ax, :nb])
+                for k in range(nb):
+                    wb[r, ax, k] = w[k]
+                    denom += jb[r, ax, k] * w[k]
             eff[r, ax] = 1.0 / denom if denom > 1e-12 else 0.0
     lam = np.zeros((R, 3))
     for _ in range(iterations):
@@ -56,9 +61,11 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     bound = friction[r] * lam[r, 0]
                     new = min(max(old - eff[r, ax] * rel, -bound), bound)
                 dl = new - old
-                vel[a0:a1] += wa[r, ax, :a1 - a0] * dl
+                for k in range(a1 - a0):
+                    vel[a0 + k] += wa[r, ax, k] * dl
                 if kb >= 0:
-                    vel[b0:b1] += wb[r, ax, :b1 - b0] * dl
+                    for k in range(b1 - b0):
+                        vel[b0 + k] += wb[r, ax, k] * dl
                 lam[r, ax] = new
     push = np.zeros(vel.shape[0])
     any_push = False
@@ -79,8 +86,10 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     rel += dot(jb[r, 0, :b1 - b0], push[b0:b1])
                 new = max(plam[r] + eff[r, 0] * (push_target[r] - rel), 0.0)
                 dl = new - plam[r]
-                push[a0:a1] += wa[r, 0, :a1 - a0] * dl
+                for k in range(a1 - a0):
+                    push[a0 + k] += wa[r, 0, k] * dl
                 if kb >= 0:
-                    push[b0:b1] += wb[r, 0, :b1 - b0] * dl
+                    for k in range(b1 - b0):
+                        push[b0 + k] += wb[r, 0, k] * dl
                 plam[r] = new
     return vel, push, lam

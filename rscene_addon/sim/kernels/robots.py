@@ -8,9 +8,10 @@ import numpy as np
 from .articulated import integrate, kinematics, limit_rows, mass_matrix, bias_forces, position_error, predict
 from .robot_contacts import pair_rows, plane_rows, sphere_speeds
 from .robot_solve import solve_rows
+from .robot_step import system_step
 
 __all__ = ["bias_forces", "integrate", "kinematics", "limit_rows", "mass_matrix", "pair_rows", "plane_rows",
-           "position_error", "predict", "solve_rows", "sphere_speeds", "warm_up"]
+           "position_error", "predict", "solve_rows", "sphere_speeds", "system_step", "warm_up"]
 
 
 def warm_up() -> None:
@@ -51,6 +52,13 @@ def warm_up() -> None:
                   frames, pts, p0, st, ss, so, p0, bc, br, u1, u, parent, ds0, nd, S,
                   0.8, 0.0, 0.001, 0.2, 1e-4, 0.02, 0.01)
     sphere_speeds(u1, parent, ds0, nd, S, bc, br)
+    f1 = np.ones(1)
+    system_step(q, u, q, z, z, z, z, z, locked, np.full(7, np.inf), z, np.array([0.0, 0.0, -9.81]), lo, hi, lg, ld,
+                parent, kind, gs0, ds0, nd, eye, axis, eye.copy(), axis, axis, mass, com, inertia_local, frames, S,
+                vel, inertia, pts, p0, st, ss, so, p0, bc, br, np.triu(allowed), np.array([0.8, 0.0, 0.001]),
+                np.ones((2, 1), np.bool_), np.array([[0.0, 0.0, 1.0]]), np.zeros(1), np.zeros((1, 3)),
+                np.array([[0.8, 0.0, 0.001]]), 0.2 * f1, 1e-4 * f1, 0.02 * f1, 0 * f1, 0 * f1, 0.2, 1e-4, 0.02, 0.01,
+                2)
     C = len(res[0])
     off = np.array([0, 7], i64)
     rows = np.zeros((C, 3, 7))
