@@ -605,7 +605,7 @@ def _record_events(s, contacts) -> None:
     """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
     from .articulated import TOUCH_IMPULSE
     kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
-    touching = np.nonzero(lam[:, 0] > TOUCH_IMPULSE)[0] if len(kind) else ()
+    touching = np.nonzero(lam[:, 0] > TOUCH_IMPULSE)[0]  # lam is (C, 3), also when C is 0
     if not len(touching) and not s._touching:
         return
     best: dict = {}
