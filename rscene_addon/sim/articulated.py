@@ -44,6 +44,7 @@ from ..base.spatial import axis_angle_matrix, quat_normalize, quat_to_matrix, sk
 from ..robots.kinematics import integrate as _integrate_q
 from ..robots.kinematics import plane_axes
 from ..robots.robot import Robot
+from . import kernels
 from .link_contacts import SLOP, contact_targets
 from .link_pairs import self_collision_pairs
 from .link_points import contact_points
@@ -81,14 +82,18 @@ class ArticulatedSystem:
     against other links when no world's material table applies; ``erp``/``contact_slop``: position
     correction of penetrating contacts; ``collision_group``/``collision_mask``: every link's
     (``set_collision_filter`` sets one link's); ``self_collision`` False: its links never touch each other;
-    ``collidable`` False: no contacts at all."""
+    ``collidable`` False: no contacts at all; ``collide_with_parent``: a link touches its parent link too
+    (RaiSim's ``doNotCollideWithParent=false``; links welded by fixed joints never touch each other);
+    ``backend``: ``numpy``, ``numba`` or ``auto`` (``kernels.resolve``; None: the environment's)."""
 
     def __init__(self, robot: Robot, *, dt: float = 0.001, gravity=(0.0, 0.0, -9.81), base=None,
                  ground_height: float | None = None, friction: float = 0.8, restitution: float = 0.0,
                  restitution_threshold: float = 0.001, contact_iterations: int = 30, erp: float = 0.2,
                  contact_slop: float = SLOP, name: str = "", environment=None, collision_group: int = 1,
-                 collision_mask: int = ALL_GROUPS, self_collision: bool = True, collidable: bool = True):
+                 collision_mask: int = ALL_GROUPS, self_collision: bool = True, collidable: bool = True,
+                 collide_with_parent: bool = False, backend: str | None = None):
         self.robot = robot
+        self.backend = kernels.resolve(backend)
         self.name = name or robot.name
         self.dt = float(dt)
         self.gravity = np.asarray(gravity, dtype=float)
@@ -102,6 +107,7 @@ class ArticulatedSystem:
         self.erp = float(erp)
         self.contact_slop = float(contact_slop)
         self.self_collision = bool(self_collision)
+        self.collide_with_parent = bool(collide_with_parent)
         self.collidable = bool(collidable)
         # link-world contacts beyond the flat ground (``link_contacts.WorldContacts``): it gives contact rows
         # whose other side may be a dynamic body, and takes that body's new velocity back
@@ -168,7 +174,9 @@ class ArticulatedSystem:
         self.q = robot.default_configuration()
         self.u = np.zeros(self.nv)
         self.time = 0.0
-        self.last_contacts: list[dict] = []
+        self._last_contacts: list[dict] | None = []
+        self._contact_arrays = None  # the compiled step's contacts, turned into dicts when asked for
+        self._S_list = None
         self.events: list[dict] = []  # contact-begin events since the last clear
         self._touching: set = set()
         self._update_kinematics()
@@ -254,6 +262,30 @@ class ArticulatedSystem:
         self.locked[ds] = locked
         self.u[ds] = 0.0
 
+    @property
+    def last_contacts(self) -> list[dict]:
+        """The contacts of the last step (dicts: link, body, point, normal, depth, impulse, ...)."""
+        if self._last_contacts is None:
+            from .multibody_compiled import contact_dicts
+            self._last_contacts = contact_dicts(self)
+        return self._last_contacts
+
+    @last_contacts.setter
+    def last_contacts(self, contacts: list[dict]) -> None:
+        self._last_contacts = contacts
+        self._contact_arrays = None
+
+    @property
+    def S(self) -> list:
+        """Per body its 6 x d motion subspace (world-origin Plücker coordinates)."""
+        if self._S_list is None:
+            self._S_list = [self._S[i, :, :d] for i, d in enumerate(self._arrays.nd.tolist())]
+        return self._S_list
+
+    @S.setter
+    def S(self, value: list) -> None:
+        self._S_list = value
+
     # -- collision filtering ---------------------------------------------------------------------------
 
     def _link_index(self, link: str) -> int:
@@ -276,7 +308,7 @@ class ArticulatedSystem:
     def self_pairs(self) -> np.ndarray:
         """(L, L) bool: which pairs of this system's links may touch each other (``link_pairs``)."""
         key = (self.collision_group.tobytes(), self.collision_mask.tobytes(), frozenset(self.ignored_pairs),
-               self.self_collision, self.collidable)
+               self.self_collision, self.collidable, self.collide_with_parent)
         if self._self_pairs[0] != key:
             self._self_pairs = (key, self_collision_pairs(self))
         return self._self_pairs[1]
@@ -346,6 +378,10 @@ class ArticulatedSystem:
         return np.zeros((6, 0))
 
     def _update_kinematics(self) -> None:
+        if self.backend == "numba":
+            from .multibody_compiled import update_kinematics
+            update_kinematics(self, kernels.load_robots())
+            return
         n = len(self.bodies)
         self.frames = [None] * n
         self.S = [None] * n

@@ -185,10 +185,14 @@ class WorldContacts:
         self._filters[system] = (key, ok)
         return ok
 
-    def contacts(self, system, u: np.ndarray, dt: float) -> list[dict]:
+    def contacts(self, system, u: np.ndarray, dt: float, skip=()) -> list[dict]:
         """Contact rows of ``system``'s links (at its current kinematics; ``u``: its velocity after this
-        step's forces, ``system.u``: at the step's start) with the world's geoms."""
+        step's forces, ``system.u``: at the step's start) with the world's geoms (but those in ``skip``: the
+        compiled backend finds its plane contacts itself)."""
         allowed = self._allowed(system)
+        if len(skip):
+            allowed = allowed.copy()
+            allowed[:, skip] = False
         if not allowed.any():
             return []
         m, s = self.world.model, self.world.state

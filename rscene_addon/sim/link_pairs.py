@@ -81,7 +81,8 @@ def _geometry(system) -> _Geometry:
 
 def self_collision_pairs(system) -> np.ndarray:
     """(L, L) bool, symmetric: which pairs of ``system``'s links may touch each other (adjacency, explicit
-    exclusions, collision group/mask, ``self_collision`` and ``collidable``)."""
+    exclusions, collision group/mask, ``self_collision`` and ``collidable``); a link and its parent touch only when
+    the system's ``collide_with_parent`` is set (RaiSim's ``doNotCollideWithParent=false``)."""
     n = len(system.bodies)
     if not (system.self_collision and system.collidable):
         return np.zeros((n, n), dtype=bool)
@@ -92,7 +93,9 @@ def self_collision_pairs(system) -> np.ndarray:
             rigid[i] = rigid[b.parent]
     parent = np.array([rigid[system.bodies[r].parent] if system.bodies[r].parent >= 0 else -1 for r in rigid])
     ra, rb = rigid[:, None], rigid[None, :]
-    adjacent = (ra == rb) | (parent[:, None] == rb) | (parent[None, :] == ra)
+    adjacent = ra == rb
+    if not getattr(system, "collide_with_parent", False):  # RaiSim's doNotCollideWithParent (its default)
+        adjacent = adjacent | (parent[:, None] == rb) | (parent[None, :] == ra)
     ok = _filter(system.collision_group, system.collision_mask, system.collision_group, system.collision_mask)
     ok &= ~adjacent & ~np.eye(n, dtype=bool)
     for i, j in system.ignored_pairs:

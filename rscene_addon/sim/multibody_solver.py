@@ -23,6 +23,16 @@ def step_systems(systems, dt: float | None = None) -> None:
     if not systems:
         return
     dt = systems[0].dt if dt is None else float(dt)
+    if all(s.backend == "numba" for s in systems):
+        from . import kernels
+        from .multibody_compiled import step_compiled
+        if step_compiled(systems, dt, kernels.load_robots()):
+            return
+    _numpy_step_systems(systems, dt)
+
+
+def _numpy_step_systems(systems, dt: float) -> None:
+    """``step_systems`` on numpy (the reference)."""
     predicted = [s._predict(dt) for s in systems]
     u_free = {s: u for s, (_, u) in zip(systems, predicted)}
     limits, contacts = [], []

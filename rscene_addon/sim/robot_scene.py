@@ -13,7 +13,8 @@ def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: fl
                       warnings: list | None = None, world=None) -> list[ArticulatedSystem]:
     """One ArticulatedSystem per ``articulated`` record of ``scene`` (named by the record's path); a record
     whose robot cannot be read is skipped with a message appended to ``warnings``. The record's
-    collisionGroup/collisionMask/collidable apply to every link (world, self and robot-robot contacts).
+    collisionGroup/collisionMask/collidable apply to every link (world, self and robot-robot contacts);
+    doNotCollideWithParent=false lets a link touch its parent. The systems step on the world's backend.
     With a sim ``World`` the links touch its geoms (two-way) with the world's materials and ERP, and
     ``ground`` is not used; without one they touch only a plane at height ``ground`` (None: nothing)."""
     out = []
@@ -25,7 +26,10 @@ def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: fl
         try:
             options = dict(collision_group=_record_int(rec, "collisionGroup", 1),
                            collision_mask=_record_int(rec, "collisionMask", ALL_GROUPS),
-                           collidable=bool(rec.get("collidable", True)))
+                           collidable=bool(rec.get("collidable", True)),
+                           collide_with_parent=not _record_flag(rec, "doNotCollideWithParent", True))
+            if world is not None:
+                options["backend"] = world.backend
             if world is not None:
                 from .link_contacts import WorldContacts, world_erp
                 options.update(environment=WorldContacts(world), erp=world_erp(world))
@@ -37,6 +41,13 @@ def systems_for_scene(scene, *, dt: float, gravity=(0.0, 0.0, -9.81), ground: fl
                 warnings.append(f"{getattr(rec, 'path', '') or rec.get('path', '')}: articulated system "
                                 f"not simulated: {exc}")
     return out
+
+
+def _record_flag(rec, name: str, default: bool) -> bool:
+    value = rec.get(name, default)
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on") if value.strip() not in ("", "-") else default
+    return default if value is None else bool(value)
 
 
 def _record_int(rec, name: str, default: int) -> int:

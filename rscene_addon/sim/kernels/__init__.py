@@ -8,9 +8,10 @@ The kernels compile on first use into a cache (``@njit(cache=True)``) under a ro
 ``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
 user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
 equivalent). Inside the root each version of the kernels' sources has a folder of its own
-(``kernels-<hash>``): numba checks a cached function against its own file only, so a kernel that calls
-one from another file (``box_world.step`` calls them all) would otherwise keep running the callee's old
-code after that file changed. This package never imports bpy.
+(``kernels-<hash>``; the robot kernels, ``load_robots``, compile there on a scene's first robot step):
+numba checks a cached function against its own file only, so a kernel that calls one from another file
+(``box_world.step`` calls them all) would otherwise keep running the callee's old code after that file
+changed. This package never imports bpy.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ ENV_BACKEND = "RSCENE_SIM_BACKEND"
 
 _cache_dir: str | None = None
 _compiled = None  # the loaded kernel module
+_robots = None  # the loaded articulated-system kernels
+_report = None  # prepare's report callback: load_robots tells it when the robot kernels compile
 _numba_error: str | None = None
 
 
@@ -142,7 +145,9 @@ def prepare(backend: str | None = None, report=print) -> str:
     """Resolve ``backend`` (see :func:`resolve`) and, for numba, load the kernels now rather than in the
     first step, telling ``report`` first when the cache is cold (a compile of ~20 s; a warm load takes
     about half a second). Returns ``numba`` or ``numpy``; ValueError as :func:`resolve`."""
+    global _report
     name = resolve(backend)
+    _report = report
     if name == "numba":
         if not cache_is_warm():
             report(f"{COMPILING_MESSAGE} (cache {cache_dir()})")
@@ -174,3 +179,23 @@ def load():
     if cold:
         _prune(cache_dir(), path, legacy=not os.environ.get("NUMBA_CACHE_DIR"))
     return compiled
+
+
+def load_robots():
+    """The compiled articulated-system kernels (``kernels.robots``), loaded like :func:`load` (same
+    per-version folder) but only by scenes with robots: the rigid world never pays their compile."""
+    global _robots
+    if _robots is not None:
+        return _robots
+    load()  # the folder (and numba's cache location) are chosen there
+    marker = os.path.join(kernel_dir(), "ready-robots")
+    if _report is not None and not os.path.exists(marker):
+        _report(f"{COMPILING_MESSAGE} (robots; cache {cache_dir()})")
+    from . import robots
+    robots.warm_up()
+    _robots = robots
+    try:
+        open(marker, "a").close()
+    except OSError:
+        pass
+    return robots

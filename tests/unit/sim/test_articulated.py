@@ -1,4 +1,5 @@
-"""Articulated-system dynamics (sim.articulated) against closed-form and independently computed truths."""
+"""Articulated-system dynamics (sim.articulated) against closed-form and independently computed truths; the
+stepping truths run on both backends (``sim_backend``: the numba kernels must meet the same truths)."""
 from __future__ import annotations
 
 import math
@@ -128,7 +129,7 @@ def _swing(system, q0, steps, index=0):
     return np.arange(steps + 1) * system.dt, out
 
 
-def test_physical_pendulum_small_angle_period(tmp_path):
+def test_physical_pendulum_small_angle_period(tmp_path, sim_backend):
     robot = _robot(tmp_path, PENDULUM)
     system = ArticulatedSystem(robot, dt=0.002)
     d = PEND_L / 2
@@ -138,7 +139,7 @@ def test_physical_pendulum_small_angle_period(tmp_path):
     assert _period(t, theta) == pytest.approx(expected, rel=0.01)
 
 
-def test_energy_conserved_over_five_seconds(tmp_path):
+def test_energy_conserved_over_five_seconds(tmp_path, sim_backend):
     # the double pendulum in 3-D (skewed second axis, off-axis inertias); the slider welded
     robot = _robot(tmp_path, DOUBLE.replace('type="prismatic"', 'type="fixed"'))
     system = ArticulatedSystem(robot, dt=0.001)
@@ -242,7 +243,7 @@ def test_bias_forces_match_lagrangian_finite_differences(tmp_path, text):
         assert u @ h == pytest.approx((tp - tm) / (2 * eps) + (vp - vm) / (2 * eps), rel=1e-6, abs=1e-6)
 
 
-def test_pd_controlled_joint_converges(tmp_path):
+def test_pd_controlled_joint_converges(tmp_path, sim_backend):
     robot = _robot(tmp_path, PENDULUM)
     system = ArticulatedSystem(robot, dt=0.002)
     system.set_pd_gains(200.0, 20.0)
@@ -260,7 +261,7 @@ def test_pd_controlled_joint_converges(tmp_path):
     assert system.q[0] == pytest.approx(0.6, abs=1e-6)
 
 
-def test_pd_stable_at_high_gain_and_effort_limited(tmp_path):
+def test_pd_stable_at_high_gain_and_effort_limited(tmp_path, sim_backend):
     robot = _robot(tmp_path, PENDULUM)
     system = ArticulatedSystem(robot, dt=0.01)
     system.set_pd_gains(1e6, 1e3)
@@ -279,7 +280,7 @@ def test_pd_stable_at_high_gain_and_effort_limited(tmp_path):
     assert weak.last_pd_torque[0] == pytest.approx(2.0)
 
 
-def test_revolute_joint_never_passes_its_limit(tmp_path):
+def test_revolute_joint_never_passes_its_limit(tmp_path, sim_backend):
     text = PENDULUM.replace('lower="-3" upper="3"', 'lower="-0.5" upper="0.4"')
     robot = _robot(tmp_path, text)
     system = ArticulatedSystem(robot, dt=0.002)
@@ -309,7 +310,7 @@ FLOATING_BOX = """<robot name="box">
 </robot>"""
 
 
-def test_floating_body_free_fall(tmp_path):
+def test_floating_body_free_fall(tmp_path, sim_backend):
     robot = _robot(tmp_path, FLOATING_BOX)
     assert robot.floating_base
     dt, n, z0 = 0.001, 1000, 5.0
@@ -327,7 +328,7 @@ def test_floating_body_free_fall(tmp_path):
     assert np.allclose(system.q[3:7], (1, 0, 0, 0))
 
 
-def test_spinning_floating_body_keeps_energy_and_angular_momentum(tmp_path):
+def test_spinning_floating_body_keeps_energy_and_angular_momentum(tmp_path, sim_backend):
     robot = _robot(tmp_path, FLOATING_BOX)
     system = ArticulatedSystem(robot, dt=0.0005, gravity=(0, 0, 0))
     system.set_state([0, 0, 0, 1, 0, 0, 0], [0.1, 0, 0, 0.2, 3.0, 0.3])  # near the unstable middle axis
@@ -345,7 +346,7 @@ def test_spinning_floating_body_keeps_energy_and_angular_momentum(tmp_path):
     assert np.allclose(system.q[:3], [0.125, 0, 0], atol=1e-9)
 
 
-def test_dropped_box_robot_rests_on_ground(tmp_path):
+def test_dropped_box_robot_rests_on_ground(tmp_path, sim_backend):
     robot = _robot(tmp_path, FLOATING_BOX)
     system = ArticulatedSystem(robot, dt=0.002, ground_height=0.0)
     ang = 0.3
@@ -363,7 +364,7 @@ def test_dropped_box_robot_rests_on_ground(tmp_path):
     assert abs(system.q[0]) < 0.1 and abs(system.q[1]) < 0.2
 
 
-def test_articulated_robot_with_joints_lands_and_link_poses(tmp_path):
+def test_articulated_robot_with_joints_lands_and_link_poses(tmp_path, sim_backend):
     robot = _robot(tmp_path, TREE)
     system = ArticulatedSystem(robot, dt=0.002, ground_height=0.0)
     q = system.get_generalized_coordinate()
@@ -381,7 +382,7 @@ def test_articulated_robot_with_joints_lands_and_link_poses(tmp_path):
     assert np.allclose(np.linalg.norm(quat, axis=1), 1.0)
 
 
-def test_deterministic(tmp_path):
+def test_deterministic(tmp_path, sim_backend):
     robot = _robot(tmp_path, TREE)
     runs = []
     for _ in range(2):

@@ -1,0 +1,552 @@
+"""Compiled contact rows of robot links: link sample points against planes (``link_contacts`` for plane geoms,
+``ArticulatedSystem._ground_contacts``) and link against link inside one system or between two
+(``link_pairs``: bounding-sphere broadphase, sample points against primitive shapes both ways with the box
+face-tie rule, capsule axes against capsule axes, near-duplicates dropped). Same tests, same formulas, same
+order as the numpy modules, which stay the reference.
+
+Shapes per system (``sim.robot_arrays``): sample points ``pts`` (P, 4: x y z radius, link frame) of link i at
+``pts[p0[i]:p0[i + 1]]``; primitive shapes ``st`` (type), ``ss`` (size), ``so`` (4x4 origin in the link) of
+link i at ``s0[i]:s0[i + 1]``; bounding spheres ``bc`` (centre, link frame) and ``br`` (radius, < 0: none).
+Rows: (C, 3, nv) Jacobians of the normal and two tangents, normal from the other side towards the link.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .articulated import dot, mm, mv, tmv
+
+SPHERE, BOX, CAPSULE, CYLINDER = 0, 1, 2, 3
+DUPLICATE = 1e-3  # as link_pairs.DUPLICATE
+FACE_TIE = 1e-9  # as link_pairs.FACE_TIE
+
+
+@njit(cache=True)
+def tangents(n):
+    """``base.spatial.tangent_basis`` of one unit normal: (3, 3) rows n, t1, t2."""
+    nx, ny, nz = n[0], n[1], n[2]
+    sign = 1.0 if nz >= 0 else -1.0
+    a = -1.0 / (sign + nz)
+    b = nx * ny * a
+    out = np.empty((3, 3))
+    out[0, 0], out[0, 1], out[0, 2] = nx, ny, nz
+    out[1, 0], out[1, 1], out[1, 2] = 1.0 + sign * nx * nx * a, sign * b, -sign * nx
+    out[2, 0], out[2, 1], out[2, 2] = b, sign + ny * ny * a, -ny
+    return out
+
+
+@njit(cache=True)
+def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
+    """``link_contacts.contact_targets``: (closes this step, velocity target, position-correction target)."""
+    if gap > 0 and gap + dt * vn > 0:
+        return False, 0.0, 0.0
+    target = -gap / dt if gap > 0 else 0.0
+    if restitution > 0 and -vn0 > threshold and gap + min(vn, vn0) * dt <= 0:
+        target = max(target, -restitution * vn0)
+    return True, target, erp * max(-gap - slop, 0.0) / dt
+
+
+@njit(cache=True)
+def point_jacobian(i, p, parent, ds0, nd, S, nv):
+    """3 x nv Jacobian of the world velocity of point ``p`` fixed on body ``i``
+    (``ArticulatedSystem.point_jacobian``)."""
+    jac = np.zeros((3, nv))
+    k = i
+    while k >= 0:
+        for c in range(nd[k]):
+            s = S[k, :, c]
+            col = ds0[k] + c
+            # linear part minus p x angular part
+            jac[0, col] = s[3] - (p[1] * s[2] - p[2] * s[1])
+            jac[1, col] = s[4] - (p[2] * s[0] - p[0] * s[2])
+            jac[2, col] = s[5] - (p[0] * s[1] - p[1] * s[0])
+        k = parent[k]
+    return jac
+
+
+@njit(cache=True)
+def _rows_into(rows, c, basis, jp):
+    """rows[c] = basis @ jp."""
+    for a in range(3):
+        for col in range(jp.shape[1]):
+            rows[c, a, col] = basis[a, 0] * jp[0, col] + basis[a, 1] * jp[1, col] + basis[a, 2] * jp[2, col]
+
+
+@njit(cache=True)
+def _world_point(frame, x):
+    out = np.empty(3)
+    for r in range(3):
+        out[r] = frame[r, 0] * x[0] + frame[r, 1] * x[1] + frame[r, 2] * x[2] + frame[r, 3]
+    return out
+
+
+@njit(cache=True)
+def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitution, threshold, erp, slop,
+               u_free, u0, parent, ds0, nd, S, dt):
+    """Contacts of link sample points with planes (normal ``pn`` (G, 3), n.x = ``pd``; ``allowed`` (L, G)):
+    per link, per plane, per point within ``reach[g]``, as ``WorldContacts.contacts`` and
+    ``_ground_contacts`` add them. ``vbody`` (G, 3): the velocity of each plane's body (a kinematic plane
+    may translate; the caller takes the numpy route for a spinning one).
+    Returns link, plane, point, normal, depth, target, push, speed, rows (C, 3, nv) (normal, t1, t2)."""
+    L = p0.shape[0] - 1
+    G = pn.shape[0]
+    nv = u_free.shape[0]
+    cap = max(1, pts.shape[0] * G)
+    link = np.empty(cap, np.int64)
+    plane = np.empty(cap, np.int64)
+    point = np.empty((cap, 3))
+    normal = np.empty((cap, 3))
+    depth = np.empty(cap)
+    tgt = np.empty(cap)
+    push = np.empty(cap)
+    speed = np.empty(cap)
+    rows = np.empty((cap, 3, nv))
+    c = 0
+    for i in range(L):
+        if p0[i + 1] == p0[i]:
+            continue
+        for g in range(G):
+            if not allowed[i, g]:
+                continue
+            n = pn[g]
+            for k in range(p0[i], p0[i + 1]):
+                x = _world_point(frames[i], pts[k])
+                gap = n[0] * x[0] + n[1] * x[1] + n[2] * x[2] - pd[g] - pts[k, 3]
+                if not gap < reach[g]:
+                    continue
+                p = np.empty(3)
+                for r in range(3):
+                    p[r] = x[r] - pts[k, 3] * n[r]
+                jp = point_jacobian(i, p, parent, ds0, nd, S, nv)
+                vb = n[0] * vbody[g, 0] + n[1] * vbody[g, 1] + n[2] * vbody[g, 2]
+                vn = 0.0
+                vn0 = 0.0
+                for col in range(nv):
+                    jn = n[0] * jp[0, col] + n[1] * jp[1, col] + n[2] * jp[2, col]
+                    vn += jn * u_free[col]
+                    vn0 += jn * u0[col]
+                vn -= vb
+                vn0 -= vb
+                ok, t0, t1 = targets(gap, vn, vn0, restitution[g], threshold[g], dt, erp[g], slop[g])
+                if not ok:
+                    continue
+                _rows_into(rows, c, tangents(n), jp)
+                for r in range(3):
+                    point[c, r], normal[c, r] = p[r], n[r]
+                link[c], plane[c], depth[c] = i, g, -gap
+                tgt[c], push[c], speed[c] = t0, t1, max(0.0, -vn0)
+                c += 1
+    return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows[:c]
+
+
+@njit(cache=True)
+def _local(R, c, x):
+    """R^T (x - c)."""
+    out = np.empty(3)
+    d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+    for r in range(3):
+        out[r] = R[0, r] * d0 + R[1, r] * d1 + R[2, r] * d2
+    return out
+
+
+@njit(cache=True)
+def _sgn(v):
+    return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
+
+
+@njit(cache=True)
+def _sdf(kind, size, c, R, x):
+    """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal)."""
+    nl = np.zeros(3)
+    if kind == SPHERE:
+        d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+        dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if dist > 1e-12:
+            nl[0], nl[1], nl[2] = d0 / dist, d1 / dist, d2 / dist
+        else:
+            nl[2] = 1.0
+        return dist - size[0], nl
+    xl = _local(R, c, x)
+    dist = 0.0
+    if kind == BOX:
+        q0, q1, q2 = abs(xl[0]) - size[0], abs(xl[1]) - size[1], abs(xl[2]) - size[2]
+        p0, p1, p2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
+        out_len = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+        if out_len > 0:
+            nl[0], nl[1], nl[2] = _sgn(xl[0]) * p0 / out_len, _sgn(xl[1]) * p1 / out_len, _sgn(xl[2]) * p2 / out_len
+            dist = out_len
+        else:
+            k, dist = 0, q0
+            if q1 > dist:
+                k, dist = 1, q1
+            if q2 > dist:
+                k, dist = 2, q2
+            nl[k] = _sgn(xl[k]) + (1.0 if xl[k] == 0 else 0.0)
+    elif kind == CAPSULE:
+        zc = min(max(xl[2], -size[1]), size[1])
+        d0, d1, d2 = xl[0], xl[1], xl[2] - zc
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        if length > 1e-12:
+            nl[0], nl[1], nl[2] = d0 / length, d1 / length, d2 / length
+        else:
+            nl[0] = 1.0
+        dist = length - size[0]
+    else:  # cylinder
+        rho = np.hypot(xl[0], xl[1])
+        e0, e1 = 1.0, 0.0
+        if rho > 1e-12:
+            e0, e1 = xl[0] / rho, xl[1] / rho
+        dr, dz = rho - size[0], abs(xl[2]) - size[1]
+        ez = _sgn(xl[2]) + (1.0 if xl[2] == 0 else 0.0)
+        out = np.hypot(max(dr, 0.0), max(dz, 0.0))
+        if out > 0:
+            nl[0], nl[1], nl[2] = e0 * max(dr, 0.0) / out, e1 * max(dr, 0.0) / out, ez * max(dz, 0.0) / out
+            dist = out
+        else:
+            if dr > dz:
+                nl[0], nl[1] = e0, e1
+            else:
+                nl[2] = ez
+            dist = max(dr, dz)
+    return dist, mv(R, nl)
+
+
+@njit(cache=True)
+def _face_tie(size, c, R, x, nrm, towards):
+    """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once."""
+    local = _local(R, c, x)
+    q = np.empty(3)
+    for r in range(3):
+        q[r] = abs(local[r]) - size[r]
+    qmax = max(q[0], max(q[1], q[2]))
+    if qmax > FACE_TIE:
+        return nrm
+    count = 0
+    for r in range(3):
+        if q[r] >= qmax - FACE_TIE:
+            count += 1
+    if count < 2:
+        return nrm
+    look = _local(R, c, towards)
+    best, bv = -1, -1e300
+    for r in range(3):
+        if q[r] >= qmax - FACE_TIE:
+            sg = _sgn(local[r]) if local[r] != 0 else _sgn(look[r])
+            v = sg * look[r] / size[r]
+            if v > bv:
+                best, bv = r, v
+    n = np.zeros(3)
+    if local[best] != 0:
+        n[best] = _sgn(local[best])
+    else:
+        sl = _sgn(look[best])
+        n[best] = sl if sl != 0 else 1.0
+    return mv(R, n)
+
+
+@njit(cache=True)
+def _segment_closest(ta, ha, tb, hb):
+    """``link_pairs._segment_closest`` of the capsule axes of transforms ta, tb (their z axes, half lengths
+    ha, hb): the closest points (3,) on each."""
+    d1 = np.empty(3)
+    d2 = np.empty(3)
+    r = np.empty(3)
+    for k in range(3):
+        d1[k] = 2.0 * ta[k, 2] * ha
+        d2[k] = 2.0 * tb[k, 2] * hb
+        r[k] = (ta[k, 3] - ta[k, 2] * ha) - (tb[k, 3] - tb[k, 2] * hb)
+    a, e, f = dot(d1, d1), dot(d2, d2), dot(d2, r)
+    c, bb = dot(d1, r), dot(d1, d2)
+    if a < 1e-18 and e < 1e-18:
+        s, t = 0.0, 0.0
+    elif a < 1e-18:
+        s, t = 0.0, min(max(f / e, 0.0), 1.0)
+    elif e < 1e-18:
+        s, t = min(max(-c / a, 0.0), 1.0), 0.0
+    else:
+        denom = a * e - bb * bb
+        s = min(max((bb * f - c * e) / denom, 0.0), 1.0) if denom > 1e-18 else 0.5
+        t = (bb * s + f) / e
+        if t < 0.0:
+            t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+        elif t > 1.0:
+            t, s = 1.0, min(max((bb - c) / a, 0.0), 1.0)
+    pa = np.empty(3)
+    pb = np.empty(3)
+    for k in range(3):
+        pa[k] = ta[k, 3] - ta[k, 2] * ha + s * d1[k]
+        pb[k] = tb[k, 3] - tb[k, 2] * hb + t * d2[k]
+    return pa, pb
+
+
+@njit(cache=True)
+def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
+    """``link_pairs._sphere_speeds``: the fastest any point of each link's bounding sphere moves at ``u``."""
+    n = parent.shape[0]
+    vel = np.zeros((n, 6))
+    out = np.zeros(n)
+    for i in range(n):
+        if parent[i] >= 0:
+            for r in range(6):
+                vel[i, r] = vel[parent[i], r]
+        for c in range(nd[i]):
+            for r in range(6):
+                vel[i, r] += S[i, r, c] * u[ds0[i] + c]
+        w0, w1, w2, c3 = vel[i, 0], vel[i, 1], vel[i, 2], centres[i]
+        v0 = vel[i, 3] + w1 * c3[2] - w2 * c3[1]
+        v1 = vel[i, 4] + w2 * c3[0] - w0 * c3[2]
+        v2 = vel[i, 5] + w0 * c3[1] - w1 * c3[0]
+        out[i] = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2) + np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * max(radii[i], 0.0)
+    return out
+
+
+@njit(cache=True)
+def _world_geometry(frames, pts, p0, st, ss, so, s0):
+    """World sample points (P, 3), shape centres (S, 3), rotations (S, 3, 3) and bounding radii (S,), and
+    per link an AABB (L, 3) lo, hi holding its points (with their radii) and its shapes' bounding spheres."""
+    L = p0.shape[0] - 1
+    wp = np.empty((pts.shape[0], 3))
+    sc = np.empty((st.shape[0], 3))
+    sR = np.empty((st.shape[0], 3, 3))
+    srad = np.empty(st.shape[0])
+    lo = np.full((L, 3), np.inf)
+    hi = np.full((L, 3), -np.inf)
+    for i in range(L):
+        f = frames[i]
+        for k in range(p0[i], p0[i + 1]):
+            for r in range(3):
+                v = f[r, 0] * pts[k, 0] + f[r, 1] * pts[k, 1] + f[r, 2] * pts[k, 2] + f[r, 3]
+                wp[k, r] = v
+                lo[i, r] = min(lo[i, r], v - pts[k, 3])
+                hi[i, r] = max(hi[i, r], v + pts[k, 3])
+        for sh in range(s0[i], s0[i + 1]):
+            t = mm(f, so[sh])
+            kind, z = st[sh], ss[sh]
+            if kind == BOX:
+                rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
+            elif kind == CAPSULE:
+                rad = z[0] + z[1]
+            elif kind == CYLINDER:
+                rad = np.hypot(z[0], z[1])
+            else:
+                rad = z[0]
+            srad[sh] = rad
+            for r in range(3):
+                sc[sh, r] = t[r, 3]
+                for col in range(3):
+                    sR[sh, r, col] = t[r, col]
+                lo[i, r] = min(lo[i, r], t[r, 3] - rad)
+                hi[i, r] = max(hi[i, r], t[r, 3] + rad)
+    return wp, sc, sR, srad, lo, hi
+
+
+@njit(cache=True)
+def _points_vs_shapes(wp, pts, k0, k1, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn, fg, cnt):
+    """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
+    rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
+    ``flip``: the points are b's. A point farther than its reach from a shape's bounding sphere is skipped
+    before its signed distance (it cannot be within reach of the shape)."""
+    if k1 == k0 or s1 == s0:
+        return cnt
+    for sh in range(s0, s1):
+        c, R = sc[sh], sR[sh]
+        for k in range(k0, k1):
+            x = wp[k]
+            d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
+            if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - srad[sh] - pts[k, 3] >= reach:
+                continue
+            dist, nrm = _sdf(st[sh], ss[sh], c, R, x)
+            if st[sh] == BOX:
+                nrm = _face_tie(ss[sh], c, R, x, nrm, towards)
+            gap = dist - pts[k, 3]
+            if not gap < reach:
+                continue
+            if cnt >= fa.shape[0]:
+                return cnt
+            sg = -1.0 if flip else 1.0
+            for r in range(3):
+                on_points = x[r] - pts[k, 3] * nrm[r]
+                on_shape = x[r] - dist * nrm[r]
+                fa[cnt, r] = on_shape if flip else on_points
+                fb[cnt, r] = on_points if flip else on_shape
+                fn[cnt, r] = sg * nrm[r]
+            fg[cnt] = gap
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, ua, u0a, para, ds0a, nda, Sa,
+              fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, bcb, brb, ub, u0b, parb, ds0b, ndb, Sb,
+              friction, restitution, threshold, erp, slop, margin, dt):
+    """Contact rows between the links of system a and system b (``same``: a with itself, ``allowed`` its
+    upper triangle), ``link_pairs.link_pair_contacts`` for one pair of systems. ``fa_``/``fb_``: link frames
+    (L, 4, 4). Returns link i, link j, point, normal, depth, target, push, speed, rows of a (C, 3, nva) and of
+    b (C, 3, nvb) (same: a's rows hold the difference of the two points' Jacobians, b's are zero)."""
+    La, Lb = bca.shape[0], bcb.shape[0]
+    nva, nvb = ua.shape[0], ub.shape[0]
+    ca = np.empty((La, 3))
+    for i in range(La):
+        w = _world_point(fa_[i], bca[i])
+        for r in range(3):
+            ca[i, r] = w[r]
+    cb = np.empty((Lb, 3))
+    for j in range(Lb):
+        w = _world_point(fb_[j], bcb[j])
+        for r in range(3):
+            cb[j, r] = w[r]
+    spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
+    spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
+    wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
+    if same:
+        wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
+    else:
+        wpb, scb, sRb, sradb, lob, hib = _world_geometry(fb_, pts_b, p0b, st_b, ss_b, so_b, s0b)
+    cap = 64
+    li = np.empty(cap, np.int64)
+    lj = np.empty(cap, np.int64)
+    point = np.empty((cap, 3))
+    normal = np.empty((cap, 3))
+    depth = np.empty(cap)
+    tgt = np.empty(cap)
+    push = np.empty(cap)
+    speed = np.empty(cap)
+    rows_a = np.empty((cap, 3, nva))
+    rows_b = np.zeros((cap, 3, nvb))
+    C = 0
+    FMAX = 256
+    fa = np.empty((FMAX, 3))
+    fb = np.empty((FMAX, 3))
+    fn = np.empty((FMAX, 3))
+    fg = np.empty(FMAX)
+    keep = np.empty(FMAX, np.bool_)
+    for i in range(La):
+        if bra[i] < 0:
+            continue
+        for j in range(Lb):
+            if not allowed[i, j] or brb[j] < 0:
+                continue
+            reach = margin + 2.0 * dt * (spa[i] + spb[j])
+            d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
+            if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
+                continue
+            # the link AABBs, padded by the reach, must overlap too (tighter for long links; a superset
+            # of every contact the narrow phase below can find)
+            apart = False
+            for r in range(3):
+                if loa[i, r] - reach > hib[j, r] or lob[j, r] - reach > hia[i, r]:
+                    apart = True
+            if apart:
+                continue
+            A, B = fa_[i], fb_[j]
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], st_b, ss_b, scb, sRb, sradb, s0b[j],
+                                        s0b[j + 1], ca[i], reach, False, fa, fb, fn, fg, 0)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], st_a, ss_a, sca, sRa, srada, s0a[i],
+                                        s0a[i + 1], cb[j], reach, True, fa, fb, fn, fg, n_found)
+            for sa in range(s0a[i], s0a[i + 1]):
+                if st_a[sa] != CAPSULE:
+                    continue
+                ta = mm(A, so_a[sa])
+                for sb in range(s0b[j], s0b[j + 1]):
+                    if st_b[sb] != CAPSULE or n_found >= FMAX:
+                        continue
+                    tb = mm(B, so_b[sb])
+                    ra, ha, rb, hb = ss_a[sa, 0], ss_a[sa, 1], ss_b[sb, 0], ss_b[sb, 1]
+                    qa, qb = _segment_closest(ta, ha, tb, hb)
+                    d0, d1, d2 = qa[0] - qb[0], qa[1] - qb[1], qa[2] - qb[2]
+                    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                    if length < 1e-12 or length - ra - rb >= reach:
+                        continue
+                    for r in range(3):
+                        nr = (qa[r] - qb[r]) / length
+                        fa[n_found, r] = qa[r] - ra * nr
+                        fb[n_found, r] = qb[r] + rb * nr
+                        fn[n_found, r] = nr
+                    fg[n_found] = length - ra - rb
+                    n_found += 1
+            for f in range(n_found):
+                dup = False
+                for g in range(f):
+                    if not keep[g]:
+                        continue
+                    d0, d1, d2 = fa[f, 0] - fa[g, 0], fa[f, 1] - fa[g, 1], fa[f, 2] - fa[g, 2]
+                    if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and dot(fn[f], fn[g]) > 0.9:
+                        dup = True
+                        break
+                keep[f] = not dup
+            for f in range(n_found):
+                if not keep[f]:
+                    continue
+                p = np.empty(3)
+                n = np.empty(3)
+                for r in range(3):
+                    p[r] = 0.5 * (fa[f, r] + fb[f, r])
+                    n[r] = fn[f, r]
+                ja = point_jacobian(i, p, para, ds0a, nda, Sa, nva)
+                jb = point_jacobian(j, p, parb, ds0b, ndb, Sb, nvb)
+                if same:
+                    jrel = ja.copy()
+                    for r in range(3):
+                        for col in range(nva):
+                            jrel[r, col] -= jb[r, col]
+                    vrel = tmv(jrel, n)
+                    vn = dot(vrel, ua)
+                    vn0 = dot(vrel, u0a)
+                else:
+                    vn = dot(tmv(ja, n), ua) - dot(tmv(jb, n), ub)
+                    vn0 = dot(tmv(ja, n), u0a) - dot(tmv(jb, n), u0b)
+                ok, t0, t1 = targets(fg[f], vn, vn0, restitution, threshold, dt, erp, slop)
+                if not ok:
+                    continue
+                if C >= cap:
+                    cap *= 2
+                    li, lj, point, normal = _grow_i(li, cap), _grow_i(lj, cap), _grow3(point, cap), _grow3(normal, cap)
+                    depth, tgt, push, speed = _grow(depth, cap), _grow(tgt, cap), _grow(push, cap), _grow(speed, cap)
+                    rows_a, rows_b = _grow_rows(rows_a, cap), _grow_rows(rows_b, cap)
+                basis = tangents(n)
+                if same:
+                    _rows_into(rows_a, C, basis, jrel)
+                else:
+                    _rows_into(rows_a, C, basis, ja)
+                    _rows_into(rows_b, C, basis, jb)
+                for r in range(3):
+                    point[C, r], normal[C, r] = p[r], n[r]
+                li[C], lj[C], depth[C] = i, j, -fg[f]
+                tgt[C], push[C], speed[C] = t0, t1, max(0.0, -vn0)
+                C += 1
+    return li[:C], lj[:C], point[:C], normal[:C], depth[:C], tgt[:C], push[:C], speed[:C], rows_a[:C], rows_b[:C]
+
+
+@njit(cache=True)
+def _grow(a, cap):
+    out = np.empty(cap)
+    for k in range(a.shape[0]):
+        out[k] = a[k]
+    return out
+
+
+@njit(cache=True)
+def _grow_i(a, cap):
+    out = np.empty(cap, np.int64)
+    for k in range(a.shape[0]):
+        out[k] = a[k]
+    return out
+
+
+@njit(cache=True)
+def _grow3(a, cap):
+    out = np.empty((cap, 3))
+    for k in range(a.shape[0]):
+        for r in range(3):
+            out[k, r] = a[k, r]
+    return out
+
+
+@njit(cache=True)
+def _grow_rows(a, cap):
+    out = np.zeros((cap, 3, a.shape[2]))
+    for k in range(a.shape[0]):
+        for r in range(3):
+            for col in range(a.shape[2]):
+                out[k, r, col] = a[k, r, col]
+    return out

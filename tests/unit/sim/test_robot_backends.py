@@ -1,0 +1,164 @@
+"""The compiled articulated step (numba) against the numpy reference, and which link pairs may touch.
+
+Truths: the numpy route (a separate implementation of the same model, checked against closed forms and
+MuJoCo elsewhere) for the corpus Laikago falling onto a world's plane with self-collision, and RaiSim's
+pair rules (a link never touches its parent unless doNotCollideWithParent is false; links welded by a fixed
+joint never touch).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rscene_addon.formats import urdf
+from rscene_addon.sim import World, kernels
+from rscene_addon.sim.articulated import ArticulatedSystem
+from rscene_addon.sim.link_contacts import WorldContacts, world_erp
+from rscene_addon.sim.link_pairs import self_collision_pairs
+from rscene_addon.sim.multibody_solver import step_systems
+from tests.corpus import require_corpus
+from tests.scenes import ground, header, scene_from
+from tests.unit.sim.link_robots import read_robot
+
+LAIKAGO = "/work/shared/corpus/robots/raisimTech-raisim2Lib/rsc/laikago/laikago.urdf"
+DT = 1.0 / 480.0
+
+needs_numba = pytest.mark.skipif(not kernels.numba_available(), reason="numba does not import here")
+
+
+def _laikagos(backend, count=1, spacing=1.5, self_collision=True):
+    """``count`` corpus Laikagos (passive joints, legs bent) 2 cm above a world's plane, in a row."""
+    world = World.from_scene(scene_from(header(dt=DT, sleeping=False) + [ground()]), backend=backend)
+    robot = urdf.read_robot(LAIKAGO)
+    systems = []
+    for k in range(count):
+        s = ArticulatedSystem(robot, dt=DT, name=f"laikago{k}", environment=WorldContacts(world),
+                              erp=world_erp(world), backend=backend, self_collision=self_collision)
+        q = robot.zero_configuration()
+        gcs = robot.gc_slices()
+        for j in robot.movable_joints():
+            q[gcs[j]] = 0.6 if "thigh" in j else (-1.2 if "calf" in j else 0.0)
+        s.set_generalized_coordinate(q)
+        low = min(float((p[:, :3] @ f[:3, :3].T + f[:3, 3])[:, 2].min() - p[:, 3].max())
+                  for p, f in zip(s._contact_local, s.frames) if len(p))
+        q[0], q[2] = k * spacing, 0.02 - low
+        s.set_generalized_coordinate(q)
+        systems.append(s)
+    return world, systems
+
+
+def _run(world, systems, steps):
+    for _ in range(steps):
+        step_systems(systems, DT)
+        world.step()
+
+
+@needs_numba
+@pytest.mark.parametrize("count, spacing", [(1, 1.5), (2, 0.3)])
+def test_laikago_falls_the_same_on_both_backends(count, spacing):
+    """One robot alone (the one-call kernel) and two robots whose legs interlock (the per-part kernels with
+    robot-robot rows): positions, velocities and contacts of the two backends within solver tolerance."""
+    require_corpus(LAIKAGO)
+    steps = 60  # 0.125 s: the feet land, the legs fold, links of the robots touch each other
+    out = {}
+    for backend in ("numpy", "numba"):
+        world, systems = _laikagos(backend, count, spacing)
+        _run(world, systems, steps)
+        out[backend] = (np.concatenate([s.q for s in systems]), np.concatenate([s.u for s in systems]),
+                        [sorted((c["link"], c["body"]) for c in s.last_contacts) for s in systems],
+                        [[(e["body_a"], e["body_b"]) for e in s.events] for s in systems])
+    (q0, u0, c0, e0), (q1, u1, c1, e1) = out["numpy"], out["numba"]
+    assert np.all(np.isfinite(q1))
+    assert np.abs(q1 - q0).max() < 1e-4
+    assert np.abs(u1 - u0).max() < 1e-2
+    assert c1 == c0 and any(len(c) for c in c0)
+    assert e1 == e0 and any(len(e) for e in e0)
+    if count == 2:  # the robots did touch each other
+        assert any("laikago1/" in b for c in c0 for _, b in c)
+
+
+@needs_numba
+def test_compiled_step_keeps_last_contacts_shape():
+    require_corpus(LAIKAGO)
+    world, (s,) = _laikagos("numba")
+    _run(world, [s], 40)
+    contacts = s.last_contacts
+    assert contacts and all(c["system"] is s for c in contacts)
+    for c in contacts:
+        assert c["body"] in ("/World/Ground", ) or c["body"].startswith("laikago0/")
+        assert c["impulse"].shape == (3,) and c["impulse"][0] >= 0
+        assert len(c["jacobian"]) == 3 and c["jacobian"][0].shape == (s.nv,)
+
+
+ARM = """<robot name="arm">
+  <link name="world"/>
+  <joint name="mount" type="fixed"><parent link="world"/><child link="base"/></joint>
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>
+    </inertial><collision><geometry><box size="0.2 0.2 0.2"/></geometry></collision></link>
+  <link name="upper"><inertial><origin xyz="0.15 0 0"/><mass value="1"/>
+    <inertia ixx="0.001" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.15 0 0"/><geometry><box size="0.3 0.05 0.05"/></geometry></collision></link>
+  <link name="lower"><inertial><origin xyz="0.15 0 0"/><mass value="1"/>
+    <inertia ixx="0.001" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.15 0 0"/><geometry><box size="0.3 0.05 0.05"/></geometry></collision></link>
+  <link name="tool"><collision><origin xyz="0.05 0 0"/><geometry><box size="0.1 0.04 0.04"/></geometry>
+    </collision></link>
+  <joint name="shoulder" type="continuous"><parent link="base"/><child link="upper"/><origin xyz="0 0 0.1"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="elbow" type="continuous"><parent link="upper"/><child link="lower"/><origin xyz="0.3 0 0"/>
+    <axis xyz="0 1 0"/></joint>
+  <joint name="weld" type="fixed"><parent link="lower"/><child link="tool"/><origin xyz="0.3 0 0"/></joint>
+</robot>"""
+
+
+def test_parent_child_pairs_skipped_unless_collide_with_parent(tmp_path):
+    """RaiSim's doNotCollideWithParent (default true): parent-child pairs never tested; with it false they
+    are; welded links (tool on lower, base on world) never, and links two joints apart always."""
+    robot = read_robot(tmp_path, ARM)
+    names = None
+    # rigid bodies: {world, base} (welded), {upper}, {lower, tool} (welded); upper is the parent of lower
+    apart = {("world", "lower"), ("world", "tool"), ("base", "lower"), ("base", "tool")}
+    across = {("world", "upper"), ("base", "upper"), ("upper", "lower"), ("upper", "tool")}
+    for flag, expect in ((False, apart), (True, apart | across)):
+        system = ArticulatedSystem(robot, collide_with_parent=flag, backend="numpy")
+        names = system.link_names
+        ok = self_collision_pairs(system)
+        got = {tuple(sorted((names[i], names[j]), key=names.index)) for i, j in zip(*np.nonzero(np.triu(ok)))}
+        assert got == expect
+        assert not ok[names.index("lower"), names.index("tool")]
+    assert names is not None
+
+
+# the arm without its tool: the folding lower link meets nothing but its parent
+ELBOW = ARM.replace(ARM[ARM.index('  <link name="tool">'):ARM.index('  <joint name="shoulder"')], "").replace(
+    ARM[ARM.index('  <joint name="weld"'):ARM.index("</robot>")], "").replace(
+    '<child link="upper"/><origin xyz="0 0 0.1"/>', '<child link="upper"/><origin xyz="0 0 0.4"/>')  # clear of base
+
+
+def test_do_not_collide_with_parent_record_flag(tmp_path):
+    from rscene_addon.sim.robot_scene import _record_flag
+    assert _record_flag({"doNotCollideWithParent": "false"}, "doNotCollideWithParent", True) is False
+    assert _record_flag({"doNotCollideWithParent": "true"}, "doNotCollideWithParent", True) is True
+    assert _record_flag({}, "doNotCollideWithParent", True) is True
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_folding_elbow_touches_its_parent_only_when_allowed(tmp_path, sim_backend, flag):
+    """The elbow folds (no limits, no gravity): its lower link swings into the upper one, its parent. By
+    default it passes through; with collide_with_parent the two touch and the fold stops short."""
+    robot = read_robot(tmp_path, ELBOW)
+    system = ArticulatedSystem(robot, dt=0.002, gravity=(0.0, 0.0, 0.0), collide_with_parent=flag)
+    system.lock_joint("shoulder")  # the upper link holds still
+    system.set_state([0.0, 0.0], [0.0, -12.0])  # the lower link swings up and back over the upper one
+    seen = set()
+    folded = 0.0
+    for _ in range(200):
+        system.step()
+        folded = min(folded, float(system.q[1]))
+        seen |= {(c["link"], c["body"]) for c in system.last_contacts}
+    touched = any({a, b.split("/")[-1]} == {"upper", "lower"} for a, b in seen)
+    assert touched == flag
+    if flag:
+        assert folded > -np.pi + 0.05  # stopped before lying flat on the upper link
+    else:
+        assert folded < -np.pi + 0.05
