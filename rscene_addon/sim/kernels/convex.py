@@ -19,7 +19,9 @@ from .primitives import closest_segments, emit, plane_of, segment
 def pack(geom_poly):
     """The polytopes of ``geom_poly`` (a Polytope or None per geom; shared ones packed once) as a tuple
     (poly_of (G,), v_start, verts, f_start, normals, offsets, fv_start, fv, e_start, edges, edge_dir_of,
-    d_start, dirs, t_start, tris); ``*_start`` (P + 1,) index the runs, vertex ids are the polytope's own."""
+    d_start, dirs, t_start, tris, centre, inradius); ``*_start`` (P + 1,) index the runs, vertex ids are the
+    polytope's own; centre: the mean of its vertices (inside it), inradius: the radius of the ball about
+    the centre inside it (what bounds an axis's separation from above, see ``polytope_pair``)."""
     index: dict[int, int] = {}
     polys = []
     poly_of = np.full(len(geom_poly), -1, np.int64)
@@ -50,12 +52,14 @@ def pack(geom_poly):
             starts([len(p.edges) for p in polys]), cat([p.edges for p in polys], 2, np.int64),
             cat([p.edge_dir_of for p in polys], 0, np.int64),
             starts([len(p.edge_dirs) for p in polys]), cat([p.edge_dirs for p in polys], 3),
-            starts([len(p.tri_index) for p in polys]), cat([p.tri_index for p in polys], 3, np.int64))
+            starts([len(p.tri_index) for p in polys]), cat([p.tri_index for p in polys], 3, np.int64),
+            cat([p.vertices.mean(axis=0) for p in polys], 3),
+            cat([np.min(p.offsets - p.normals @ p.vertices.mean(axis=0)) for p in polys], 0))
 
 
 def largest(polys):
     """The scratch sizes a pair needs: most vertices, faces, edge directions, face vertices, triangles."""
-    (_, v_start, _, f_start, _, _, fv_start, _, _, _, _, d_start, _, t_start, _) = polys
+    (_, v_start, _, f_start, _, _, fv_start, _, _, _, _, d_start, _, t_start, _, _, _) = polys
     big = 1
     for s in (v_start, f_start, d_start, t_start, fv_start):
         if len(s) > 1:
@@ -67,7 +71,7 @@ def largest(polys):
 def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
     """Polytope k at geom g's pose: vertices, face normals and offsets, edge directions (into the
     scratch arrays). Returns (vertices, faces, directions)."""
-    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _) = polys
+    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _) = polys
     nv = v_start[k + 1] - v_start[k]
     for i in range(nv):
         v = verts[v_start[k] + i]
@@ -167,7 +171,7 @@ def scratch(big):
 def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.polytope_polytope``: SAT, then one edge-edge midpoint or the incident face clipped by
     the reference face, normal A->B."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _) = polys
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _) = polys
     wva, wna, woa, wda, wvb, wnb, wob, wdb, poly, ref, tmp, seps, ok, keep, dmin = sc
     ka, kb = poly_of[ga], poly_of[gb]
     nva, nfa, nda = world_poly(polys, ka, pos, rot, ga, wva, wna, woa, wda)
@@ -181,6 +185,19 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
     best_edge = -np.inf
     e_ia, e_ib, e_sign = -1, -1, 1.0
     ex, ey, ez = 0.0, 0.0, 0.0
+    # An axis d separates by at most |d . (c_B - c_A)| - rho_A - rho_B (each polytope holds the ball of its
+    # inradius rho about its centre c): axes that cannot beat the best so far skip their projections (the
+    # same maximum and the same first axis reaching it; most of a hull pair's cost is these projections).
+    cen, inr = polys[15], polys[16]
+    dcx, dcy, dcz = 0.0, 0.0, 0.0
+    for x in range(3):
+        dcx += rot[gb, 0, x] * cen[kb, x] - rot[ga, 0, x] * cen[ka, x]
+        dcy += rot[gb, 1, x] * cen[kb, x] - rot[ga, 1, x] * cen[ka, x]
+        dcz += rot[gb, 2, x] * cen[kb, x] - rot[ga, 2, x] * cen[ka, x]
+    dcx += pos[gb, 0] - pos[ga, 0]
+    dcy += pos[gb, 1] - pos[ga, 1]
+    dcz += pos[gb, 2] - pos[ga, 2]
+    rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
     for i in range(nda):
         for j in range(ndb):
             cx = wda[i, 1] * wdb[j, 2] - wda[i, 2] * wdb[j, 1]
@@ -190,6 +207,8 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
             if not ln > 1e-6:
                 continue
             cx, cy, cz = cx / ln, cy / ln, cz / ln
+            if abs(cx * dcx + cy * dcy + cz * dcz) - rho <= best_edge:
+                continue
             lo_a, hi_a = _project(wva, nva, cx, cy, cz)
             lo_b, hi_b = _project(wvb, nvb, cx, cy, cz)
             s_pos = lo_b - hi_a
@@ -200,8 +219,8 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
                 e_ia, e_ib = i, j
                 e_sign = 1.0 if s_pos >= s_neg else -1.0
                 ex, ey, ez = cx, cy, cz
-    if best_edge > margin:
-        return count
+                if best_edge > margin:  # separated beyond the margin: no contact, whatever follows
+                    return count
     if best_edge > max(sa, sb) + FACE_TOL:
         ax, ay, az = e_sign * ex, e_sign * ey, e_sign * ez
         best_a, best_b = -1, -1
@@ -374,7 +393,7 @@ def sphere_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, out_pair, out_
 def capsule_polytope(p, gc, gp, polys, pos, rot, size, margin, sc, sign, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.capsule_polytope_one`` (capsule gc against polytope gp); the normals are
     ``sign`` times polytope->capsule."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _) = polys
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _) = polys
     wv, wn, wo, wd = sc[4], sc[5], sc[6], sc[7]
     k = poly_of[gp]
     nv, nf, nd = world_poly(polys, k, pos, rot, gp, wv, wn, wo, wd)

@@ -18,7 +18,8 @@ from .contacts import box_contacts
 @njit(cache=True)
 def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, pl, out_pair, out_pt, out_n,
          out_sep, count):
-    """The contacts of pair p, geoms ordered by type (ta <= tb), normals a->b."""
+    """The contacts of pair p, geoms ordered by type (ta <= tb), normals a->b. Constants passed on are
+    typed (``np.bool_(True)``): numba compiles a callee once more for every literal it is called with."""
     pts, sep, ok, keep, dmin = pl
     if ta == SPHERE:
         if tb == SPHERE:
@@ -35,24 +36,24 @@ def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, 
         if tb == PLANE:
             return prim.sphere_plane(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
         if tb == HEIGHTFIELD:
-            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, True, margin, max_points, out_pair,
+            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(True), margin, max_points, out_pair,
                                              out_pt, out_n, out_sep, count)
         return count
     if ta == CAPSULE:
         if tb == CAPSULE:
             return prim.capsule_capsule(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
         if tb == CYLINDER or tb == CONVEX:
-            return convex.capsule_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, -1.0, out_pair, out_pt,
+            return convex.capsule_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, np.float64(-1.0), out_pair, out_pt,
                                            out_n, out_sep, count)
         if tb == PLANE:
             return prim.capsule_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,
                                       out_pair, out_pt, out_n, out_sep, count)
         if tb == HEIGHTFIELD:
-            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, False, margin, max_points, out_pair,
+            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(False), margin, max_points, out_pair,
                                              out_pt, out_n, out_sep, count)
         return count
     if ta == BOX and tb == CAPSULE:  # the capsule is b: polytope->capsule is a->b
-        return convex.capsule_polytope(p, gb, ga, polys, pos, rot, size, margin, sc, 1.0, out_pair, out_pt, out_n,
+        return convex.capsule_polytope(p, gb, ga, polys, pos, rot, size, margin, sc, np.float64(1.0), out_pair, out_pt, out_n,
                                        out_sep, count)
     if ta == CYLINDER and tb == PLANE:
         return prim.cylinder_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,

@@ -14,6 +14,7 @@ from numba import njit
 
 from .boxes import _reduce
 from .convex import closest_on_triangle, world_poly
+from .order import argsort
 from .primitives import closest_segments, emit, segment
 
 
@@ -85,26 +86,25 @@ def triangles(hfs, k, lo, hi):
                 xb, yb = xa + dx, ya + dy
                 z00, z10 = _height(hfs, k, i, j), _height(hfs, k, i + 1, j)
                 z01, z11 = _height(hfs, k, i, j + 1), _height(hfs, k, i + 1, j + 1)
+                out[T, 0, 0], out[T, 0, 1], out[T, 0, 2] = xa, ya, z00
                 if second == 0:
-                    tri = ((xa, ya, z00), (xb, ya, z10), (xb, yb, z11))
+                    out[T, 1, 0], out[T, 1, 1], out[T, 1, 2] = xb, ya, z10
+                    out[T, 2, 0], out[T, 2, 1], out[T, 2, 2] = xb, yb, z11
                 else:
-                    tri = ((xa, ya, z00), (xb, yb, z11), (xa, yb, z01))
-                zlo = min(tri[0][2], min(tri[1][2], tri[2][2]))
-                zhi = max(tri[0][2], max(tri[1][2], tri[2][2]))
+                    out[T, 1, 0], out[T, 1, 1], out[T, 1, 2] = xb, yb, z11
+                    out[T, 2, 0], out[T, 2, 1], out[T, 2, 2] = xa, yb, z01
+                zlo = min(out[T, 0, 2], min(out[T, 1, 2], out[T, 2, 2]))
+                zhi = max(out[T, 0, 2], max(out[T, 1, 2], out[T, 2, 2]))
                 if zhi >= lo[2] and zlo <= hi[2]:
-                    for v in range(3):
-                        for x in range(3):
-                            out[T, v, x] = tri[v][x]
                     T += 1
     return out[:T]
 
 
 @njit(cache=True)
-def _in_triangle(x, y, z, A, B, C, nx, ny, nz):
-    """``narrowphase._in_triangle`` for one point."""
+def _in_triangle(x, y, z, tri, nx, ny, nz):
+    """``narrowphase._in_triangle`` for one point and triangle (3, 3)."""
     for e in range(3):
-        P = (A, B, C)[e]
-        Q = (B, C, A)[e]
+        P, Q = tri[e], tri[(e + 1) % 3]
         ex, ey, ez = Q[0] - P[0], Q[1] - P[1], Q[2] - P[2]
         wx, wy, wz = x - P[0], y - P[1], z - P[2]
         c = (ey * wz - ez * wy) * nx + (ez * wx - ex * wz) * ny + (ex * wy - ey * wx) * nz
@@ -114,26 +114,29 @@ def _in_triangle(x, y, z, A, B, C, nx, ny, nz):
 
 
 @njit(cache=True)
-def _segment_triangle(a, b, A, B, C):
-    """``closest.segment_triangles`` for one triangle: (point on a-b, point on the triangle, distance,
-    pierced)."""
+def _segment_triangle(seg, tri, out):
+    """``closest.segment_triangles`` for segment seg (2, 3) and triangle tri (3, 3): writes the point on
+    the segment and the one on the triangle into out (2, 3); returns (distance, pierced)."""
     best = np.inf
-    s_best = (0.0, 0.0, 0.0)
-    q_best = (0.0, 0.0, 0.0)
-    for end in (a, b):
-        q = closest_on_triangle(end[0], end[1], end[2], A, B, C)
-        d = math.sqrt((end[0] - q[0]) ** 2 + (end[1] - q[1]) ** 2 + (end[2] - q[2]) ** 2)
+    A, B, C = tri[0], tri[1], tri[2]
+    for k in range(2):
+        q = closest_on_triangle(seg[k, 0], seg[k, 1], seg[k, 2], A, B, C)
+        d = math.sqrt((seg[k, 0] - q[0]) ** 2 + (seg[k, 1] - q[1]) ** 2 + (seg[k, 2] - q[2]) ** 2)
         if d < best:
-            best, s_best, q_best = d, (end[0], end[1], end[2]), q
+            best = d
+            for x in range(3):
+                out[0, x] = seg[k, x]
+                out[1, x] = q[x]
+    a, b = seg[0], seg[1]
     for e in range(3):
-        e0 = (A, B, C)[e]
-        e1 = (B, C, A)[e]
+        e0, e1 = tri[e], tri[(e + 1) % 3]
         s, t = closest_segments(a, b, e0, e1)
-        sp = (a[0] + (b[0] - a[0]) * s, a[1] + (b[1] - a[1]) * s, a[2] + (b[2] - a[2]) * s)
-        qp = (e0[0] + (e1[0] - e0[0]) * t, e0[1] + (e1[1] - e0[1]) * t, e0[2] + (e1[2] - e0[2]) * t)
-        d = math.sqrt((sp[0] - qp[0]) ** 2 + (sp[1] - qp[1]) ** 2 + (sp[2] - qp[2]) ** 2)
+        sx, sy, sz = a[0] + (b[0] - a[0]) * s, a[1] + (b[1] - a[1]) * s, a[2] + (b[2] - a[2]) * s
+        qx, qy, qz = e0[0] + (e1[0] - e0[0]) * t, e0[1] + (e1[1] - e0[1]) * t, e0[2] + (e1[2] - e0[2]) * t
+        d = math.sqrt((sx - qx) ** 2 + (sy - qy) ** 2 + (sz - qz) ** 2)
         if d < best:
-            best, s_best, q_best = d, sp, qp
+            best = d
+            out[0, 0], out[0, 1], out[0, 2], out[1, 0], out[1, 1], out[1, 2] = sx, sy, sz, qx, qy, qz
     ux, uy, uz = B[0] - A[0], B[1] - A[1], B[2] - A[2]
     vx, vy, vz = C[0] - A[0], C[1] - A[1], C[2] - A[2]
     nx, ny, nz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
@@ -141,10 +144,11 @@ def _segment_triangle(a, b, A, B, C):
     db = nx * (b[0] - A[0]) + ny * (b[1] - A[1]) + nz * (b[2] - A[2])
     if da * db < 0:
         t = da / (da - db)
-        x = (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t)
-        if _in_triangle(x[0], x[1], x[2], A, B, C, nx, ny, nz):
-            return x, x, 0.0, True
-    return s_best, q_best, best, False
+        x, y, z = a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t
+        if _in_triangle(x, y, z, tri, nx, ny, nz):
+            out[0, 0], out[0, 1], out[0, 2], out[1, 0], out[1, 1], out[1, 2] = x, y, z, x, y, z
+            return 0.0, True
+    return best, False
 
 
 @njit(cache=True)
@@ -153,7 +157,7 @@ def _emit_set(p, pts, nrm, sep, n, max_points, dedupe, out_pair, out_pt, out_n, 
     negated (terrain outward -> shape to terrain), in their order."""
     ok = np.ones(n, np.bool_)
     if dedupe:
-        order = np.argsort(sep[:n], kind="mergesort")
+        order = argsort(sep[:n])
         kept = np.zeros(n, np.bool_)
         for oi in range(n):
             i = order[oi]
@@ -185,16 +189,16 @@ def round_heightfield(p, ga, gb, hfs, pos, rot, size, is_sphere, margin, max_poi
                       out_sep, count):
     k = hfs[0][gb]
     r = size[ga, 0]
+    seg = np.empty((2, 3))
+    ext = np.empty(3)
     if is_sphere:
-        a = np.array((pos[ga, 0], pos[ga, 1], pos[ga, 2]))
-        b = a.copy()
-        ext = np.array((r, r, r))
+        for x in range(3):
+            seg[0, x] = seg[1, x] = pos[ga, x]
+            ext[x] = r
     else:
         e = segment(pos, rot, size, ga)
-        a = np.array((e[0], e[1], e[2]))
-        b = np.array((e[3], e[4], e[5]))
-        ext = np.empty(3)
         for x in range(3):
+            seg[0, x], seg[1, x] = e[x], e[3 + x]
             ext[x] = abs(rot[ga, x, 2]) * size[ga, 1] + size[ga, 0]
     lo = np.empty(3)
     hi = np.empty(3)
@@ -208,31 +212,33 @@ def round_heightfield(p, ga, gb, hfs, pos, rot, size, is_sphere, margin, max_poi
     pts = np.empty((T, 3))
     nrm = np.empty((T, 3))
     sep = np.empty(T)
+    sq = np.empty((2, 3))
     n = 0
     for t in range(T):
-        A, B, C = tris[t, 0], tris[t, 1], tris[t, 2]
-        s_pt, q_pt, dist, pierced = _segment_triangle(a, b, A, B, C)
+        tri = tris[t]
+        A, B, C = tri[0], tri[1], tri[2]
+        dist, pierced = _segment_triangle(seg, tri, sq)
         ux, uy, uz = B[0] - A[0], B[1] - A[1], B[2] - A[2]
         vx, vy, vz = C[0] - A[0], C[1] - A[1], C[2] - A[2]
         tx, ty, tz = uy * vz - uz * vy, uz * vx - ux * vz, ux * vy - uy * vx
         ln = max(math.sqrt(tx * tx + ty * ty + tz * tz), 1e-300)
         tx, ty, tz = tx / ln, ty / ln, tz / ln
-        pa = tx * (a[0] - A[0]) + ty * (a[1] - A[1]) + tz * (a[2] - A[2])
-        pb = tx * (b[0] - A[0]) + ty * (b[1] - A[1]) + tz * (b[2] - A[2])
-        low = a if pa <= pb else b
+        pa = tx * (seg[0, 0] - A[0]) + ty * (seg[0, 1] - A[1]) + tz * (seg[0, 2] - A[2])
+        pb = tx * (seg[1, 0] - A[0]) + ty * (seg[1, 1] - A[1]) + tz * (seg[1, 2] - A[2])
+        lw = 0 if pa <= pb else 1
         plow = min(pa, pb)
-        deep = pierced or (plow < 0 and _in_triangle(low[0] - tx * plow, low[1] - ty * plow, low[2] - tz * plow,
-                                                      A, B, C, tx, ty, tz))
+        deep = pierced or (plow < 0 and _in_triangle(seg[lw, 0] - tx * plow, seg[lw, 1] - ty * plow,
+                                                      seg[lw, 2] - tz * plow, tri, tx, ty, tz))
         if deep:
             nx, ny, nz, s = tx, ty, tz, plow - r
-            cx, cy, cz = low[0], low[1], low[2]
+            cx, cy, cz = seg[lw, 0], seg[lw, 1], seg[lw, 2]
         else:
             if dist > 1e-9:
-                nx, ny, nz = (s_pt[0] - q_pt[0]) / dist, (s_pt[1] - q_pt[1]) / dist, (s_pt[2] - q_pt[2]) / dist
+                nx, ny, nz = (sq[0, 0] - sq[1, 0]) / dist, (sq[0, 1] - sq[1, 1]) / dist, (sq[0, 2] - sq[1, 2]) / dist
             else:
                 nx, ny, nz = tx, ty, tz
             s = dist - r
-            cx, cy, cz = s_pt[0], s_pt[1], s_pt[2]
+            cx, cy, cz = sq[0, 0], sq[0, 1], sq[0, 2]
         if s < margin:
             h = r + 0.5 * s
             pts[n, 0], pts[n, 1], pts[n, 2] = cx - nx * h, cy - ny * h, cz - nz * h
@@ -252,8 +258,10 @@ def polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc
     nv, nf, _ = world_poly(polys, polys[0][ga], pos, rot, ga, wv, wn, wo, wd)
     prm = hfs[1]
     x0, y0, dx, dy, nx, ny = prm[k, 0], prm[k, 1], prm[k, 2], prm[k, 3], int(prm[k, 4]), int(prm[k, 5])
-    lo = np.full(3, np.inf)
-    hi = np.full(3, -np.inf)
+    lo = np.empty(3)
+    hi = np.empty(3)
+    for x in range(3):
+        lo[x], hi[x] = np.inf, -np.inf
     for i in range(nv):
         for x in range(3):
             lo[x] = min(lo[x], wv[i, x])
