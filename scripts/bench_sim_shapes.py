@@ -88,8 +88,7 @@ def scene_text(case: str, n: int, folder: str) -> str:
         elif kind == "sphere":
             lines.append(obj(f"/World/B{i}", "sphere", pos=p, quat=q, radius=0.15))
         elif kind == "capsule":
-            r, h = (0.1, 0.2) if case == "capsules" else (0.1, 0.2)
-            lines.append(obj(f"/World/B{i}", "capsule", pos=p, quat=q, radius=r, height=h))
+            lines.append(obj(f"/World/B{i}", "capsule", pos=p, quat=q, radius=0.1, height=0.2))
         elif kind == "cylinder":
             lines.append(obj(f"/World/B{i}", "cylinder", pos=p, quat=q, radius=0.15, height=0.3))
         else:

@@ -41,7 +41,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
 from . import kernels
-from .geometry import BOX, HEIGHTFIELD, PLANE
+from .geometry import HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
