@@ -182,7 +182,12 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
     sb, fb = _face_sep(wva, nva, wnb, wob, nfb)
     if sb > margin:
         return count
-    best_edge = -np.inf
+    # Only an edge axis beyond floor changes the outcome (past the margin: no contact; past the best face
+    # by FACE_TOL: an edge contact along the first best axis); below it the faces decide whatever its
+    # value. So the search starts at floor: the same outcome with most axes skipped.
+    floor = min(max(sa, sb) + FACE_TOL, margin)
+    best_edge = floor
+    found = False
     e_ia, e_ib, e_sign = -1, -1, 1.0
     ex, ey, ez = 0.0, 0.0, 0.0
     # An axis d separates by at most |d . (c_B - c_A)| - rho_A - rho_B (each polytope holds the ball of its
@@ -203,7 +208,15 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
             cx = wda[i, 1] * wdb[j, 2] - wda[i, 2] * wdb[j, 1]
             cy = wda[i, 2] * wdb[j, 0] - wda[i, 0] * wdb[j, 2]
             cz = wda[i, 0] * wdb[j, 1] - wda[i, 1] * wdb[j, 0]
-            ln = math.sqrt(cx * cx + cy * cy + cz * cz)
+            l2 = cx * cx + cy * cy + cz * cz
+            if not l2 > 1e-12:
+                continue
+            reach = best_edge + rho  # the bound, times the axis's length and squared: no root for a skip
+            if reach >= 0:
+                dd = cx * dcx + cy * dcy + cz * dcz
+                if dd * dd < reach * reach * l2 * (1.0 - 1e-12):
+                    continue
+            ln = math.sqrt(l2)
             if not ln > 1e-6:
                 continue
             cx, cy, cz = cx / ln, cy / ln, cz / ln
@@ -216,12 +229,13 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
             s = max(s_pos, s_neg)
             if s > best_edge:
                 best_edge = s
+                found = True
                 e_ia, e_ib = i, j
                 e_sign = 1.0 if s_pos >= s_neg else -1.0
                 ex, ey, ez = cx, cy, cz
                 if best_edge > margin:  # separated beyond the margin: no contact, whatever follows
                     return count
-    if best_edge > max(sa, sb) + FACE_TOL:
+    if found:  # beyond floor, within the margin: beyond the best face, an edge contact
         ax, ay, az = e_sign * ex, e_sign * ey, e_sign * ez
         best_a, best_b = -1, -1
         va, vb = -np.inf, np.inf
