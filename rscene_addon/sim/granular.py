@@ -2,8 +2,9 @@
 
 Spheres interact through a Hertz (or linear) normal spring with a dashpot, a tangential spring with
 history clamped by Coulomb friction (Cundall-Strack), rolling friction and optional cohesion. Neighbours
-come from a uniform grid (cell = largest diameter plus a skin), rebuilt once per world step into a Verlet
-list reused by the substeps. Particles also collide with every rigid geom (signed distances); dynamic
+come from a uniform grid (cell = largest diameter plus the bulk's skins; a particle's skin is how far it
+can move in the step, a fast one searches the cells its own reach needs), rebuilt once per world step
+into a Verlet list reused by the substeps. Particles also collide with every rigid geom (signed distances); dynamic
 bodies receive the reactions as external forces. Substeps are raised automatically until the explicit
 integration is stable for the given stiffness.
 """
@@ -91,11 +92,17 @@ class Granular:
         dt_crit = 2.0 * math.sqrt(m_min / k)
         return int(min(max(s.substeps, math.ceil(dt / (0.25 * dt_crit))), MAX_SUBSTEPS))
 
-    def _pairs(self, x: np.ndarray, skin: float):
-        """Candidate pairs (i < j) within radius sums plus skin, from a uniform grid."""
+    def _pairs(self, x: np.ndarray, skin: np.ndarray):
+        """Candidate pairs (i < j) with |x_j - x_i| < r_i + r_j + skin_i + skin_j, sorted, from a uniform grid.
+
+        ``skin`` (P,): how far each particle may move this step. The cells are sized for the skins of the
+        bulk (their 90th percentile): particles beyond it (a few thrown out fast) search the rings of cells
+        their own reach needs, so one fast particle costs its own neighbourhood, not every particle's (a
+        single skin from the fastest made the whole pile's lists explode)."""
         r = self.spec.radii
         P = len(x)
-        h = 2.0 * float(r.max()) + skin
+        s_cell = float(np.quantile(skin, 0.9)) if P > 10 else float(skin.max())
+        h = 2.0 * float(r.max()) + 2.0 * s_cell
         lo = x.min(axis=0)
         cell = np.floor((x - lo) / h).astype(np.int64)
         dims = cell.max(axis=0) + 3
@@ -104,31 +111,46 @@ class Granular:
         order = np.argsort(key, kind="stable")
         ks = key[order]
         ukeys, start, count = np.unique(ks, return_index=True, return_counts=True)
+        fast = skin > s_cell
         I, J = [], []
-        for off in [np.zeros(3, dtype=np.int64)] + list(_FORWARD):
-            nc = cell + off
+
+        def gather(src, offsets):
+            """Particles in the cells at ``offsets`` (O, 3) from each particle of ``src``."""
+            nc = (cell[src][:, None, :] + offsets[None, :, :]).reshape(-1, 3)
+            owner = np.repeat(src, len(offsets))
             nk = (nc[:, 2] * dims[1] + nc[:, 1]) * dims[0] + nc[:, 0]
-            pos = np.searchsorted(ukeys, nk)
-            pos = np.minimum(pos, len(ukeys) - 1)
-            hit = ukeys[pos] == nk
+            pos = np.minimum(np.searchsorted(ukeys, nk), len(ukeys) - 1)
+            ok = ((nc >= 0) & (nc < dims)).all(axis=1)  # keys of cells off the grid could alias others
+            hit = (ukeys[pos] == nk) & ok
             cnt = np.where(hit, count[pos], 0)
             st = np.where(hit, start[pos], 0)
             tot = int(cnt.sum())
             if tot == 0:
-                continue
-            i = np.repeat(np.arange(P), cnt)
+                return np.zeros(0, np.int64), np.zeros(0, np.int64)
             base = np.repeat(np.cumsum(cnt) - cnt, cnt)
-            j = order[np.repeat(st, cnt) + np.arange(tot) - base]
-            if not off.any():
-                keep = i < j
-                i, j = i[keep], j[keep]
-            I.append(i)
-            J.append(j)
+            return np.repeat(owner, cnt), order[np.repeat(st, cnt) + np.arange(tot) - base]
+
+        # the bulk among itself: each pair once, from the half-stencil of forward cells
+        slow = np.flatnonzero(~fast)
+        for off in [np.zeros(3, dtype=np.int64)] + list(_FORWARD):
+            i, j = gather(slow, off[None, :])
+            keep = ~fast[j] & ((i < j) if not off.any() else True)
+            I.append(i[keep])
+            J.append(j[keep])
+        # a fast particle with everything slower (ties by index) within its own reach
+        for k in np.unique(np.ceil((r[fast] + float(r.max()) + 2.0 * skin[fast]) / h).astype(np.int64)):
+            src = np.flatnonzero(fast)[np.ceil((r[fast] + float(r.max()) + 2.0 * skin[fast]) / h) == k]
+            ring = np.arange(-k, k + 1)
+            offsets = np.stack(np.meshgrid(ring, ring, ring, indexing="ij"), axis=-1).reshape(-1, 3)
+            i, j = gather(src, offsets)
+            keep = (skin[j] < skin[i]) | ((skin[j] == skin[i]) & (j < i))
+            I.append(i[keep])
+            J.append(j[keep])
         if not I:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         i, j = np.concatenate(I), np.concatenate(J)
         i, j = np.minimum(i, j), np.maximum(i, j)
-        reach = r[i] + r[j] + skin
+        reach = r[i] + r[j] + skin[i] + skin[j]
         d2 = np.sum((x[j] - x[i]) ** 2, axis=1)
         keep = d2 < reach * reach
         i, j = i[keep], j[keep]
@@ -147,14 +169,16 @@ class Granular:
         self.substeps_used = n_sub
         h = dt / n_sub
         r = spec.radii
-        vmax = float(np.sqrt(np.max(np.sum(v * v, axis=1)))) if P else 0.0
-        skin = max(1.2 * vmax * dt, 0.1 * float(r.min())) + spec.cohesion_distance
+        # each particle's own margin: how far it can move this step (one fast particle widens only its own)
+        speed = np.sqrt(np.sum(v * v, axis=1))
+        skin = np.maximum(1.2 * speed * dt, 0.1 * float(r.min())) + spec.cohesion_distance
         i, j = self._pairs(x, skin)
         pair_key = i * P + j
         xi = self.pair_hist.lookup(pair_key)
         # rigid geoms near the particles
-        lo = x.min(axis=0) - r.max() - skin
-        hi = x.max(axis=0) + r.max() + skin
+        reach = r + skin
+        lo = (x - reach[:, None]).min(axis=0)
+        hi = (x + reach[:, None]).max(axis=0)
         geoms = self._near_geoms(m, frames, lo, hi)
         cand = []
         for g in geoms:
@@ -162,7 +186,7 @@ class Granular:
                 idx = np.arange(P)
             else:
                 glo, ghi = compute_aabbs_one(m, frames, g)
-                inside = np.all((x + r[:, None] + skin >= glo) & (x - r[:, None] - skin <= ghi), axis=1)
+                inside = np.all((x + reach[:, None] >= glo) & (x - reach[:, None] <= ghi), axis=1)
                 idx = np.nonzero(inside)[0]
             if len(idx):
                 cand.append((g, idx))

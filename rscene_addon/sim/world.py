@@ -13,10 +13,10 @@ One ``step()``:
 7. granular particles (DEM) and cloth (XPBD) advance against the new rigid poses.
 
 Backends (``backend=``, see ``sim.kernels``): ``numpy`` is the reference; ``numba`` runs the candidate
-pairs, box-box and box-plane contacts, contact rows, warm starting, the sweeps and the integration as
-compiled kernels, the same rules, with one difference: its Gauss-Seidel sweep visits the rows one by one
-in contact order instead of by colour, so the two agree to the solver's tolerance, not to the bit. In a
-world of boxes on planes (each body one box at its centre, no wires) the numba step from the forces to
+pairs, every shape pair's contacts (``kernels.narrow``: the numpy handlers' points), contact rows, warm
+starting, the sweeps and the integration as compiled kernels, the same rules, with one difference: its
+Gauss-Seidel sweep visits the rows one by one in contact order instead of by colour, so the two agree to
+the solver's tolerance, not to the bit. In a world without wires the numba step from the forces to
 sleeping is one compiled call (``kernels.box_world``), the same kernels in the same order: the same bits
 as calling them one by one, without a Python round trip between them.
 
@@ -41,7 +41,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
 from . import kernels
-from .geometry import BOX, HEIGHTFIELD, PLANE
+from .geometry import HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
@@ -65,8 +65,6 @@ class World:
         self.backend = kernels.resolve(backend)
         self._kern = kernels.load() if self.backend == "numba" else None
         self._handlers = self._kern.handlers() if self._kern is not None else None
-        # only boxes and planes: the compiled backend finds all contacts in one call (kernels.contacts)
-        self._boxes_only = self._kern is not None and bool(np.isin(m.geom_type, (BOX, PLANE)).all())
         self._geom_plane = m.geom_type == PLANE
         self._plane_z = np.ascontiguousarray(m.geom_pos[:, 2])  # planes are horizontal, at their height
         self._heightfields = np.flatnonzero(m.geom_type == HEIGHTFIELD).tolist()
@@ -100,8 +98,10 @@ class World:
         self.step_count = 0
         self._granular = [Granular(spec, m) for spec in m.granular]
         self._cloth = [Cloth(spec, m) for spec in m.cloth]
-        # boxes on planes, each geom at its body's centre, no wires: the whole step is one compiled call
-        self._one_call = self._boxes_only and self._geom_at_body and not m.wires
+        # no wires: the whole step is one compiled call, whatever the shapes
+        self._one_call = self._kern is not None and not m.wires
+        if self._kern is not None:  # every shape's narrowphase compiled (kernels.narrow)
+            self._shapes = self._kern.shape_data(m)
         if self._one_call:
             self._radius = np.ascontiguousarray(m.body_radius, dtype=np.float64)
             self._gravity = np.asarray(m.gravity, dtype=np.float64)
@@ -300,7 +300,7 @@ class World:
             m.body_inv_mass, m.body_inv_inertia, self._radius, self._gravity, m.geom_body, m.geom_type,
             m.geom_size, m.geom_local_aabb, m.geom_material, m.geom_group, m.geom_mask, self._geom_plane,
             self._plane_z, m.material_table, self._cache_key, self._cache_local, self._cache_impulse,
-            self._touching, m.dt, sv.contact_margin, min(sv.max_contacts_per_pair, MAX_MANIFOLD),
+            self._touching, self._geom_at_body, *self._shapes, m.dt, sv.contact_margin, min(sv.max_contacts_per_pair, MAX_MANIFOLD),
             min(sv.iterations, sv.velocity_iterations), min(sv.iterations, sv.position_iterations),
             max(sv.tolerance, sv.tolerance_floor), self._forward, sv.erp, sv.sleeping_enabled, sv.sleep_linear,
             sv.sleep_angular, sv.sleep_quiet_steps, WARM_MATCH)
@@ -388,9 +388,11 @@ class World:
             return None
         margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt
         max_pts = min(m.solver.max_contacts_per_pair, MAX_MANIFOLD)
-        if self._boxes_only:
-            pidx, point, normal, sep = self._kern.box_contacts(pairs, m.geom_type, g_pos, g_rot, m.geom_size,
-                                                               margins, max_pts)
+        if self._kern is not None:  # every pair compiled (the numpy handlers' contacts)
+            polys, hfs, big = self._shapes[-3:]
+            pidx, point, normal, sep = self._kern.shape_contacts(
+                pairs, m.geom_type, np.ascontiguousarray(g_pos), np.ascontiguousarray(g_rot), m.geom_size, margins,
+                max_pts, polys, hfs, big)
         else:
             frames = Frames(m, g_pos, g_rot, self._static_poly, self._static_geom)
             pidx, point, normal, sep = collide(m, frames, pairs, margins, max_pts, self._handlers)

@@ -1,7 +1,9 @@
-"""A whole rigid-body step in one compiled call, for worlds of single-box bodies on planes (the common
-pile): the numba backend's ``World.step`` from the forces to sleeping (body frames, contacts, waking,
-rows, warm start, both solves, impulse cache, contact-begin pairs, integration, islands), calling the
-same kernels in the same order, so it gives the same numbers without a Python round trip between them.
+"""A whole rigid-body step in one compiled call, for worlds of one-geom bodies of any shape on planes and
+height fields (the common pile): the numba backend's ``World.step`` from the forces to sleeping (body
+frames, contacts, waking, rows, warm start, both solves, impulse cache, contact-begin pairs,
+integration, islands), calling the same kernels in the same order, so it gives the same numbers without
+a Python round trip between them. Contacts come from ``narrow.shape_contacts`` (for boxes on planes
+exactly ``contacts.box_contacts``, so a box world keeps its bits).
 
 Constants passed to other kernels are typed (``np.bool_(True)``, not ``True``): numba compiles a callee
 once more for every literal argument it is called with.
@@ -15,7 +17,7 @@ from numba import njit
 
 from .body import body_frames, sleep
 from .bounds import aabbs
-from .contacts import box_contacts
+from .narrow import shape_contacts
 from .events import touch_events
 from .order import argsort
 from .pairs import candidate_pairs
@@ -45,7 +47,7 @@ def _speeds(lin, ang, radius, awake, kinematic):
 
 @njit(cache=True)
 def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize, glocal, is_plane,
-            plane_z, ggroup, gmask, margin0, max_pts, dt):
+            plane_z, ggroup, gmask, margin0, max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big):
     """``World._detect``: (pairs (P, 2), pair index, point, normal, separation) of the contacts."""
     moving, speed = _speeds(lin, ang, radius, awake, kinematic)
     G = gbody.shape[0]
@@ -58,12 +60,17 @@ def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gt
         g_moving[g] = moving[b]
         g_dynamic[g] = dynamic[b]
     lo, hi = aabbs(gtype, gsize, glocal, g_pos, g_rot, pad)
+    for g in range(G):  # height fields: their stored bounds
+        if fixed[g]:
+            for x in range(3):
+                lo[g, x] = fixed_lo[g, x]
+                hi[g, x] = fixed_hi[g, x]
     pairs = candidate_pairs(lo, hi, is_plane, plane_z, gbody, g_moving, g_dynamic, ggroup, gmask)
     P = pairs.shape[0]
     margins = np.empty(P)
     for p in range(P):
         margins[p] = margin0 + (speed[gbody[pairs[p, 0]]] + speed[gbody[pairs[p, 1]]]) * dt
-    pidx, point, normal, sep = box_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts)
+    pidx, point, normal, sep = shape_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts, polys, hfs, big)
     return pairs, pidx, point, normal, sep
 
 
@@ -137,8 +144,8 @@ def _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
 def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
          dynamic, kinematic, inv_mass, inv_I_body, radius, gravity,
          gbody, gtype, gsize, glocal, gmaterial, ggroup, gmask, is_plane, plane_z, material_table,
-         cache_key, cache_local, cache_impulse, touching,
-         dt, margin0, max_pts, vel_iterations, pos_iterations, tolerance, forward, erp,
+         cache_key, cache_local, cache_impulse, touching, at_body, geom_pos, geom_rot, fixed, fixed_lo, fixed_hi,
+         polys, hfs, big, dt, margin0, max_pts, vel_iterations, pos_iterations, tolerance, forward, erp,
          sleeping_enabled, sleep_lin, sleep_ang, sleep_steps, warm_match):
     """One step; the state arrays (pos ... island) change in place and the forces are cleared. Returns
     (sweeps, contacts as (A, B, ga, gb, point, normal, sep, vn0, lam (C, 3)), the impulse cache (key,
@@ -157,15 +164,23 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
     ext_t[:] = 0.0
     g_pos = np.empty((G, 3))
     g_rot = np.empty((G, 3, 3))
-    for g in range(G):  # every geom at its body's centre of mass, unrotated
+    for g in range(G):
         b = gbody[g]
-        for x in range(3):
-            g_pos[g, x] = pos[b, x]
-            for y in range(3):
-                g_rot[g, x, y] = R[b, x, y]
+        if at_body:  # every geom at its body's centre of mass, unrotated
+            for x in range(3):
+                g_pos[g, x] = pos[b, x]
+                for y in range(3):
+                    g_rot[g, x, y] = R[b, x, y]
+        else:  # x_b + R_b p_g, R_b R_g
+            for x in range(3):
+                g_pos[g, x] = pos[b, x] + R[b, x, 0] * geom_pos[g, 0] + R[b, x, 1] * geom_pos[g, 1] \
+                    + R[b, x, 2] * geom_pos[g, 2]
+                for y in range(3):
+                    g_rot[g, x, y] = R[b, x, 0] * geom_rot[g, 0, y] + R[b, x, 1] * geom_rot[g, 1, y] \
+                        + R[b, x, 2] * geom_rot[g, 2, y]
     pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody,
                                               gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask, margin0,
-                                              max_pts, dt)
+                                              max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big)
     ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
     if ga.shape[0] and _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
         for i in range(N):
@@ -175,7 +190,7 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
             awake[i] = dynamic[i] and not sleeping[i]
         pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot,
                                                   gbody, gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask,
-                                                  margin0, max_pts, dt)
+                                                  margin0, max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big)
         ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
     C = ga.shape[0]
     # constraint rows (World._rows with the compiled rows; no wires here)

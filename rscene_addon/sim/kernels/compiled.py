@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import boxes
+from . import boxes, convex, terrain
 from .body import body_frames, sleep
 from .box_world import step as box_world_step
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
+from .narrow import shape_contacts
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
 from .step import integrate, warm
 
-__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
+__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "shape_contacts", "shape_data", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -44,6 +45,22 @@ def compute_aabbs(m, pos, rot, pad, heightfields=()):
     for g in heightfields:
         lo[g], hi[g] = m.geom_hfield[g].aabb
     return lo, hi
+
+
+def shape_data(m):
+    """What the compiled step needs of a Model's geoms beyond its arrays: local poses (G, 3), (G, 3, 3),
+    height fields' stored bounds (mask, lo, hi), packed polytopes and height fields, the scratch size."""
+    from ..geometry import HEIGHTFIELD
+    from ..mathutil import quat_to_matrix
+    G = m.num_geoms
+    fixed = np.ascontiguousarray(m.geom_type == HEIGHTFIELD)
+    lo, hi = np.zeros((G, 3)), np.zeros((G, 3))
+    for g in np.flatnonzero(fixed):
+        lo[g], hi[g] = m.geom_hfield[g].aabb
+    polys = convex.pack(m.geom_poly)
+    return (np.ascontiguousarray(m.geom_pos, dtype=np.float64),
+            np.ascontiguousarray(quat_to_matrix(np.asarray(m.geom_quat, dtype=np.float64)).reshape(G, 3, 3)),
+            fixed, lo, hi, polys, terrain.pack(m.geom_hfield), convex.largest(polys))
 
 
 def handlers():
@@ -87,11 +104,17 @@ def warm_up() -> None:
     boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)
     types = np.array([1, 1, 5], np.int64)  # (BOX, BOX, PLANE)
     material = np.zeros(3, np.int64)
+    from ..geometry import box_polytope
+    poly = box_polytope(np.full(3, 0.5))
+    polys = convex.pack([poly, poly, None])
+    shapes = (np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0), types == 6, np.zeros((3, 3)), np.zeros((3, 3)), polys,
+              terrain.pack([None] * 3), convex.largest(polys))
     box_world_step(np.zeros((2, 3)), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), flags.copy(),
                    np.zeros(2, np.int64), np.full(2, -1, np.int64), x3.copy(), x3.copy(), ~flags, flags, np.ones(2),
                    I3, np.ones(2), np.zeros(3), np.array([0, 1, 1], np.int64), types, np.full((3, 3), 0.5),
                    np.zeros((3, 2, 3)), material, np.ones(3, np.uint64), np.ones(3, np.uint64),
-                   types == 5, np.zeros(3), np.zeros((1, 1, 5)), a[:0], x3[:0], x3[:0], a[:0], 0.01, 0.005, 4, 28,
+                   types == 5, np.zeros(3), np.zeros((1, 1, 5)), a[:0], x3[:0], x3[:0], a[:0], True, *shapes, 0.01,
+                   0.005, 4, 28,
                    20, 1e-5, True, 0.2, True, 0.002, 0.01, 5, 0.02)
     box_contacts(np.array([[0, 1], [0, 2], [2, 1]], np.int64), types, np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0),
                  np.full((3, 3), 0.5), np.ones(3), 4)
