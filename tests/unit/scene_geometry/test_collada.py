@@ -132,3 +132,25 @@ def test_without_pycollada_the_error_says_what_is_missing(monkeypatch, tmp_path)
     path.write_text(Y_UP_DAE)
     with pytest.raises(MeshFormatError, match="pycollada"):
         collada.read_collada(str(path))
+
+
+def test_collision_meshes_in_dae_reach_the_simulator_as_hull_points(tmp_path):
+    """A link colliding with RaiSim's 3_0_collision.dae (ANYmal C's shell): the simulator's contact points of
+    that link are extreme vertices of the file's triangles (corners of its convex hull), as RaiSim uses a
+    collision mesh's convex hull."""
+    from rscene_addon.formats.urdf import read_robot
+    from rscene_addon.sim.link_points import contact_points
+
+    dae = RSC / "anymal_c" / "meshes" / "3_0_collision.dae"
+    urdf = tmp_path / "shell.urdf"
+    urdf.write_text(f'''<robot name="shell"><link name="shell"><collision><origin xyz="0.1 0 0.2"/>
+        <geometry><mesh filename="{dae}"/></geometry></collision></link></robot>''')
+    link = read_robot(str(urdf)).links["shell"]
+    verts = collada.read_collada(str(dae)).vertices
+    pts = contact_points(link)[:, :3] - np.array([0.1, 0.0, 0.2])
+    assert len(pts) >= 8
+    dist = np.linalg.norm(pts[:, None, :] - verts[None, :, :], axis=2).min(axis=1)
+    assert dist.max() < 1e-9
+    for axis in range(3):
+        assert np.isclose(pts[:, axis].max(), verts[:, axis].max())
+        assert np.isclose(pts[:, axis].min(), verts[:, axis].min())
