@@ -96,6 +96,19 @@ class _Reader:
 
     # -- values ---------------------------------------------------------------------------------------
 
+    def typed(self, holder, key: str, kind: type, file: str | None = None):
+        """``holder[key]`` when it is a JSON ``kind`` (list or object); absent or null: an empty one. Any
+        other JSON type is the file's error (named with the key and the line of the object holding it),
+        and reads as empty so that the rest of the file is still checked."""
+        value = holder.get(key) if isinstance(holder, dict) else None
+        if value is None:
+            return kind()
+        if not isinstance(value, kind):
+            self.error(holder, f"{key!r} must be {_JSON_KINDS[kind]}, got {_json_kind(value)} "
+                               f"{_short(value)}", file)
+            return kind()
+        return value
+
     def floats(self, obj, owner, key: str, n: int, file: str | None = None):
         value = obj.get(key)
         if value is None:
@@ -171,12 +184,13 @@ class _Reader:
             return b
         result: dict = {}
         for config in configs:
-            links = {link.get("name"): link for link in result.get("links", []) if isinstance(link, dict)}
+            # by name; a link whose name is not a string (the file's error, reported later) merges with none
+            links = {_link_key(link): link for link in result.get("links", []) if isinstance(link, dict)}
             for key, value in config.items():
                 if key == "links" and isinstance(value, list):
                     for link in value:
                         if isinstance(link, dict):
-                            name = link.get("name")
+                            name = _link_key(link)
                             links[name] = deep(links[name], link) if name in links else link
                     result["links"] = list(links.values())
                 else:
@@ -302,15 +316,19 @@ class _Reader:
         for part in parts:
             part.set("compound", path)
             self.scene.add(part)
-        sensors = config.get("sensors") or []
-        for sensor in sensors if isinstance(sensors, list) else []:
+        for sensor in self.typed(config, "sensors", list, files[-1] if files else self.path):
             if isinstance(sensor, dict):
                 self.sensor(sensor, record, path, frames, files[-1] if files else self.path)
 
     def links(self, config: dict, file: str):
         """Shapes (compound_child records, compound not yet set), link frames, visual mesh names, mass."""
-        links = [link for link in config.get("links", []) or [] if isinstance(link, dict)]
-        joints = [j for j in config.get("joints", []) or [] if isinstance(j, dict)]
+        links = []
+        for link in self.typed(config, "links", list, file):
+            if isinstance(link, dict) and not isinstance(link.get("name", ""), str):
+                self.error(link, f"a link's 'name' must be a string, got {_json_kind(link['name'])}", file)
+            elif isinstance(link, dict):
+                links.append(link)
+        joints = [j for j in self.typed(config, "joints", list, file) if isinstance(j, dict)]
         frames: dict[str, tuple] = {}
         parent_of = {}
         for joint in joints:
@@ -406,14 +424,15 @@ class _Reader:
         kind = kind_raw
         values = {}
         if kind_raw == "camera":
-            captures = [c for c in sensor.get("capture-settings", []) or [] if isinstance(c, dict)]
+            captures = [c for c in self.typed(sensor, "capture-settings", list, file) if isinstance(c, dict)]
             enabled = [c for c in captures if c.get("capture-enabled", True)]
             first = (enabled or captures or [{}])[0]
-            kind = _IMAGE_KINDS.get(first.get("image-type", 0), "rgb")
+            image_type = first.get("image-type", 0)
+            kind = _IMAGE_KINDS.get(image_type, "rgb") if isinstance(image_type, (int, str)) else "rgb"
             for key, field in (("width", "width"), ("height", "height")):
-                if isinstance(first.get(key), (int, float)):
+                if _number(first.get(key)) is not None:
                     values[field] = int(first[key])
-            if isinstance(first.get("fov-degrees"), (int, float)):
+            if _number(first.get("fov-degrees")) is not None:
                 values["horizontalFov"] = float(first["fov-degrees"])
             interval = sensor.get("capture-interval")
             if isinstance(interval, (int, float)) and interval > 0 and math.isfinite(1.0 / interval):
@@ -461,11 +480,43 @@ class _Reader:
         if isinstance(ref, str):
             set_extra(record, "airsimConfig", ref.replace("\\", "/"))
             data, _ = self.config(obj, ref)
-            geometry = ((data or {}).get("visual") or {}).get("geometry") if isinstance(data, dict) else None
+            visual = data.get("visual") if isinstance(data, dict) else None
+            geometry = visual.get("geometry") if isinstance(visual, dict) else None
             if isinstance(geometry, dict) and isinstance(geometry.get("name"), str):
                 set_extra(record, "airsimVisualMesh", geometry["name"])
         set_extra(record, "airsimPlaceholder", True)
         self.scene.add(record)
+
+
+_JSON_KINDS = {list: "a list", dict: "an object"}
+
+
+def _link_key(link: dict):
+    name = link.get("name")
+    return name if isinstance(name, str) else ("unnamed", id(link))
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return _JSON_KINDS.get(type(value), "a " + type(value).__name__)
+
+
+def _short(value) -> str:
+    text = json.dumps(value, separators=(",", ":"))
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _number(value) -> float | None:
+    """A finite JSON number as a float, else None (booleans are not numbers here)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None
 
 
 def _json_value(value):
