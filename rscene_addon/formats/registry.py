@@ -17,6 +17,8 @@ import os
 import re
 
 from ..model import Diagnostic, FormatError, Scene
+from ..model.errors import ValueFormatError
+from ..model.record import decode_batch
 from . import airsim, coppelia_xml, jsonc, raisim_xml, rscene
 from .atomic import read_source
 from .sceneutil import rebase_references
@@ -135,7 +137,30 @@ def read_scene(path: str) -> Scene:
     scene = reader(path)
     if getattr(scene, "source_format", None) is None:
         scene.source_format = fmt
+    if fmt != "rscene":  # the rscene reader decodes every value itself
+        _check_values(scene, path)
     return scene
+
+
+def _check_values(scene: Scene, path: str) -> None:
+    """Every value a reader put into the scene decodes under its field's rule (an integer in range, a
+    finite number, ...): otherwise the file is invalid here, not at the first write (a CoppeliaSim
+    resolution of -2147483649 used to pass ``validate`` and fail ``convert`` without naming the file)."""
+    errors = []
+    records = scene.records
+    for record, decoded in zip(records, decode_batch(records)):
+        if record.schema is None:
+            continue
+        problems = record.decode_keys() if decoded else (record.structure_errors() or record.decode_all())
+        try:
+            name = record.path if record.schema.field("path") else ""
+        except ValueFormatError:
+            name = ""
+        for message in problems:
+            if not message.startswith("warning: "):
+                errors.append(Diagnostic(path, record.line, record.tag, f"{name}: {message}" if name else message))
+    if errors:
+        raise FormatError(errors)
 
 
 def _optional_module(fmt: str):

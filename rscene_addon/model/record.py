@@ -386,7 +386,7 @@ def decode_batch(records: list[Record]) -> list[bool]:
             continue
         if not record._split:
             record._split_tokens()
-        if record._problems or not record._layout:
+        if getattr(record, "_problems", None) or not record._layout:  # built records have none
             continue
         # grouped by class, not schema: a schema's dataclass hash walks all its fields
         groups.setdefault((type(record), len(record._pos)), []).append(i)
