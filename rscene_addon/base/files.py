@@ -15,9 +15,10 @@ import stat
 
 __all__ = ["DEFAULT_LIMIT", "FileRefused", "read_bytes", "read_text"]
 
-# Bigger than any real scene, robot, mesh or height map we know (the largest corpus file is 4 MB), small
-# enough that reading and parsing one stays within a few GiB.
-DEFAULT_LIMIT = 256 * 2**20
+# 16x the largest real scene, robot, mesh or height map we know (a 4 MB COLLADA mesh; a 100,000-record
+# scene is ~20 MB), small enough that parsing one into Python objects stays within about 1 GiB (a 200 MB
+# one-line point cloud took 3 GB).
+DEFAULT_LIMIT = 64 * 2**20
 
 
 class FileRefused(OSError):

@@ -26,7 +26,7 @@ import re
 
 from ..model import Diagnostic, FormatError
 from .xml_expr import ExprError, expand_braces, format_number
-from .xmltree import MAX_DEPTH, Node, parse_file
+from .xmltree import MAX_DEPTH, IncludeBudget, Node, parse_file
 
 __all__ = ["MAX_ELEMENTS", "MAX_INCLUDE_DEPTH", "MAX_ITERATIONS", "expand", "this_dir"]
 
@@ -65,6 +65,7 @@ class _Expander:
         self.iterations = 0
         self.elements = 0
         self.over_limit = False  # once an array is refused, no more unrolling (one error, not thousands)
+        self.budget = IncludeBudget()
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
@@ -106,6 +107,12 @@ class _Expander:
             return None
         if not os.path.isfile(target):
             self.error(child, f"included file not found: {target}")
+            return None
+        problem = None if self.over_limit else self.budget.charge(target)
+        if problem or self.over_limit:
+            if not self.over_limit:  # one error, then no more includes
+                self.error(child, problem)
+            self.over_limit = True
             return None
         try:
             return target, parse_file(target)

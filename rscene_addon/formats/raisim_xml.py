@@ -44,6 +44,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
+from ..base import files
 from . import png as pngcodec
 from . import terrain_gen
 from .atomic import read_source, write_scene_text
@@ -765,9 +766,7 @@ def read_height_text(path: str):
     Returns ((xs, ys, x_size, y_size, heights), None) or (None, problem).
     """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            tokens = handle.read().split()
-        numbers = [float(t) for t in tokens]
+        numbers = [float(t) for t in files.read_text(path).split()]
     except (OSError, ValueError) as exc:
         return None, f"cannot read height map text file {path}: {exc}"
     if len(numbers) < 4 or not float(numbers[0]).is_integer() or not float(numbers[1]).is_integer():
@@ -782,9 +781,8 @@ def read_height_text(path: str):
 def _fixed_base(urdf_path: str) -> bool:
     """Whether the URDF attaches its root to a link named ``world`` (RaiSim then has no floating base)."""
     try:
-        with open(urdf_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+        text = files.read_text(urdf_path)
+    except OSError:  # a FIFO, a device, a huge file: read (and refused) as the robot itself later
         return False
     return bool(re.search(r"<parent\s+link\s*=\s*[\"']world[\"']", text))
 

@@ -8,12 +8,15 @@ Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; c
 """
 from __future__ import annotations
 
+import io
 import os
 import struct
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..base import files
 
 MESH_EXTENSIONS = (".obj", ".stl", ".ply")
 
@@ -36,6 +39,8 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
         verts, tris = readers[ext](path)
     except MeshFormatError:
         raise
+    except files.FileRefused as exc:  # a FIFO, a device, a folder, an oversized file: refused unread
+        raise MeshFormatError(f"{path}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise MeshFormatError(f"{path}: malformed {ext[1:].upper()} file: {type(exc).__name__}: "
                               f"{str(exc)[:200]}") from None
@@ -50,7 +55,7 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
 def _read_obj(path: str):
     verts: list[list[float]] = []
     tris: list[tuple[int, int, int]] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with io.StringIO(files.read_text(path), newline=None) as fh:  # universal newlines, as open() reads
         for line in fh:
             if line.startswith("v "):
                 parts = line.split()
@@ -68,8 +73,7 @@ def _read_obj(path: str):
 
 
 def _read_stl(path: str):
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = files.read_bytes(path)
     if len(data) >= 84:
         (count,) = struct.unpack_from("<I", data, 80)
         if 84 + 50 * count == len(data):
@@ -95,8 +99,7 @@ _PLY_TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short":
 
 
 def _read_ply(path: str):
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = files.read_bytes(path)
     end = data.find(b"end_header")
     if not data.startswith(b"ply") or end < 0:
         raise MeshFormatError(f"{path}: not a PLY file")
@@ -215,12 +218,14 @@ def read_rasset(path: str) -> Rasset:
         raise MeshFormatError(f"{path}:{exc.position[0]}: XML syntax error: {exc}") from None
     except MeshFormatError:
         raise
+    except files.FileRefused as exc:
+        raise MeshFormatError(f"{path}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise MeshFormatError(f"{path}: malformed .rasset: {str(exc)[:200]}") from None
 
 
 def _read_rasset(path: str) -> Rasset:
-    root = ET.parse(path).getroot()
+    root = ET.fromstring(files.read_bytes(path))
     if root.tag != "rasset":
         raise MeshFormatError(f"{path}: root element is <{root.tag}>, not <rasset>")
     base = os.path.dirname(os.path.abspath(path))
