@@ -37,6 +37,7 @@ class Record:
     tag: str = ""
 
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
+    edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
@@ -264,6 +265,7 @@ class Record:
             self._keys[name] = field.type.encode(value) if field is not None else _encode_unknown(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
         self.changed = True
+        Record.edits += 1
 
     def unset(self, name: str) -> None:
         """Remove a ``key=value`` field, so the default applies again."""
@@ -272,6 +274,7 @@ class Record:
             del self._keys[name]
             self._cache.clear()
             self.changed = True
+            Record.edits += 1
 
     def _set_positional(self, field: Field, value: Any) -> None:
         start = 0

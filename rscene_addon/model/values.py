@@ -116,7 +116,7 @@ def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
         raise ValueFormatError(f"expected an integer, got {raw!r}")
     sign = raw[0] if raw[0] in "+-" else ""
     digits = raw[len(sign):].lstrip("0") or "0"  # leading zeros are allowed: from_chars reads 0002 as 2
-    shown = raw if len(raw) <= 40 else f"{raw[:20]}... ({len(raw)} characters)"
+    shown = raw if len(raw) <= 40 else f"{raw[:20]}... ({len(digits)} digits)"
     if len(digits) > 40:  # beyond any 64-bit value (and Python's int() refuses 4300+ digits)
         raise ValueFormatError(f"integer {shown} out of range [{lo}, {hi}]")
     value = int(sign + digits)
