@@ -94,6 +94,11 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
                       backend=backend)
     trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
                           progress=_progress_printer("simulate"), world=world, backend=backend)
+    from .simulate_job import non_finite
+    problem = non_finite(trajectory)
+    if problem:  # never a bake of NaN poses that exits 0
+        print(f"error: simulation failed: {problem}; nothing baked", flush=True)
+        raise SystemExit(1)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
