@@ -182,7 +182,8 @@ class _Reader:
                     out[k] = deep(a.get(k), v) if k in a else v
                 return out
             return b
-        result: dict = {}
+        result = jsonc.JsonObject()  # its line (the last config's) names where a bad top-level key is
+        result.line = getattr(configs[-1], "line", 0) if configs else 0
         for config in configs:
             # by name; a link whose name is not a string (the file's error, reported later) merges with none
             links = {_link_key(link): link for link in result.get("links", []) if isinstance(link, dict)}
