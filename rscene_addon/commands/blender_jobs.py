@@ -6,7 +6,7 @@ import sys
 
 import bpy
 
-from ..model import FormatError
+from ..model import FormatError, describe
 
 
 def _ensure_registered() -> None:
@@ -41,9 +41,7 @@ def import_to_blend(files: list[str], blend: str) -> int:
                               progress=_progress_printer(os.path.basename(path)))
             print(f"imported {path}")
         except FormatError as exc:
-            print(f"error: cannot import {path}:", file=sys.stderr)
-            for diagnostic in exc.diagnostics:
-                print(f"  {diagnostic}", file=sys.stderr)
+            print("\n".join(describe(exc, limit=None, heading=f"error: cannot import {path}:")), file=sys.stderr)
             status = 1
     if status == 0:
         bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend))

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from ..model import FormatError
+from ..model import FormatError, describe
 from ..sensors.frame_chunks import chunk as take_chunk
 from ..sensors.frame_chunks import parse_frame_range
 from ..sensors.annotations import export_annotations, requested, with_needed_products
@@ -150,9 +150,8 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
                 export_annotations(job.out_dir, "coco" in wanted, "bop" in wanted, report=print_fn)
         return 0
     except FormatError as exc:
-        print_fn(f"error: {len(exc.diagnostics)} problem(s) found in {scene_path}")
-        for diagnostic in exc.diagnostics[:20]:
-            print_fn(f"  {diagnostic}")
+        for line in describe(exc, scene_path):
+            print_fn(line)
         return 1
     except ImportError as exc:
         if exc.name not in ("bpy", "mathutils", "bpy_extras"):

@@ -39,7 +39,7 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
     """Read ``scene_path``, simulate, write ``out`` (npz). Prints progress lines; returns an exit code.
     ``backend``: ``auto``/``numba``/``numpy`` (None: RSCENE_SIM_BACKEND, else auto)."""
     from ..formats import rscene
-    from ..model import FormatError
+    from ..model import FormatError, describe
 
     if not duration >= 0 or not fps > 0 or (substeps is not None and substeps < 1):
         print_fn("error: need duration >= 0, fps > 0 and substeps >= 1")
@@ -47,7 +47,8 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
     try:
         scene = rscene.read(scene_path)
     except FormatError as exc:
-        print_fn(f"error: {exc}")
+        for line in describe(exc, scene_path):
+            print_fn(line)
         return EXIT_ERROR
     except OSError as exc:
         print_fn(f"error: cannot read {scene_path}: {exc}")

@@ -40,7 +40,7 @@ import numpy as np
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from . import geo, jsonc
-from .atomic import write_scene_text
+from .atomic import text_writer
 from .sceneutil import (PathAllocator, extra_text, extra_vec, leaf_name, loss_warnings, record_label,
                         sanitize_name, set_extra, warn)
 from ..base.spatial import IDENTITY, ORIGIN, compose
@@ -672,12 +672,4 @@ class _Writer:
         return jsonc.dumps(data)
 
 
-def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
-    writer = _Writer(scene, path)
-    text = writer.write()
-    return text, writer.warnings
-
-
-def write(scene: Scene, path: str) -> list[str]:
-    """Write atomically; returns the warnings of ``dumps``."""
-    return write_scene_text(dumps, scene, path)
+dumps, write = text_writer(_Writer, "(JSONC text, warnings about what the file cannot hold).")

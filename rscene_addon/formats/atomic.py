@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..base import files
 from ..base.atomic import write_text_atomic
 
-__all__ = ["read_source", "read_text", "write_scene_text", "write_text_atomic"]
+__all__ = ["read_source", "read_text", "text_writer", "write_scene_text", "write_text_atomic"]
 
 
 def read_source(path: str, limit: int = -1) -> str:
@@ -31,6 +31,25 @@ def _read(path: str, prefix: int) -> bytes:
         return files.read_bytes(path, prefix=prefix)
     except OSError as exc:
         raise FormatError(Diagnostic(path, 0, "", f"cannot read file: {exc.strerror or exc}")) from None
+
+
+def text_writer(writer_class, doc: str):
+    """``(dumps, write)`` of a format whose ``writer_class(scene, path)`` has ``write() -> text`` and
+    ``warnings``: the one pair the RaiSim XML, CoppeliaSim XML and AirSim modules each had a copy of.
+
+    ``dumps(scene, path=None) -> (text, warnings)``; ``write(scene, path) -> warnings`` writes atomically.
+    """
+    def dumps(scene, path: str | None = None) -> tuple[str, list[str]]:
+        writer = writer_class(scene, path)
+        text = writer.write()
+        return text, writer.warnings
+
+    def write(scene, path: str) -> list[str]:
+        """Write atomically; returns the warnings of ``dumps``."""
+        return write_scene_text(dumps, scene, path)
+
+    dumps.__doc__ = doc
+    return dumps, write
 
 
 def write_scene_text(dumps, scene, path: str) -> list[str]:

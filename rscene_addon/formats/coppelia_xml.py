@@ -42,7 +42,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
-from .atomic import read_source, write_scene_text
+from .atomic import read_source, text_writer
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
                         set_extra, warn)
@@ -1081,13 +1081,5 @@ def _conj(q):
     return (q[0], -q[1], -q[2], -q[3])
 
 
-def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
-    """(XML text, warnings about what the file cannot hold). ``path`` anchors relative mesh paths."""
-    writer = _Writer(scene, path)
-    text = writer.write()
-    return text, writer.warnings
-
-
-def write(scene: Scene, path: str) -> list[str]:
-    """Write atomically; returns the warnings of ``dumps``."""
-    return write_scene_text(dumps, scene, path)
+dumps, write = text_writer(_Writer, "(XML text, warnings about what the file cannot hold). ``path`` anchors "
+                                    "relative mesh paths.")

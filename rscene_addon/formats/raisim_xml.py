@@ -42,12 +42,12 @@ import re
 
 import numpy as np
 
-from ..model import Diagnostic, FormatError, Scene, new_record
+from ..model import ALL_GROUPS, Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from ..base import files
 from . import png as pngcodec
 from . import terrain_gen
-from .atomic import read_source, write_scene_text
+from .atomic import read_source, text_writer
 from .raisim_template import expand
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_number, extra_text, extra_vec,
                         leaf_name, loss_warnings, material_color, record_label, sanitize_name, set_extra,
@@ -57,7 +57,6 @@ from .xmltree import Node, XmlWriter, parse
 
 FORMAT = "raisim_xml"
 EXTENSIONS = (".xml",)
-ALL_GROUPS = 2**64 - 1
 DEFAULT_TIME_STEP = 0.005  # raisim::World's
 GROUND_DRAW_SIZE = 20.0
 # raisim::World's defaults (RsceneFile.rst, "Solver defaults").
@@ -1181,14 +1180,6 @@ def _procedural(record) -> terrain_gen.TerrainProperties | None:
         seed=int(seed) if seed is not None else record.get("proceduralSeed"))
 
 
-def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
-    """(XML text, warnings about what the file cannot hold). ``path`` anchors ``[THIS_DIR]`` references."""
-    writer = _Writer(scene, path)
-    text = writer.write()
-    return text, writer.warnings
-
-
-def write(scene: Scene, path: str) -> list[str]:
-    """Write atomically; returns the warnings of ``dumps``."""
-    return write_scene_text(dumps, scene, path)
+dumps, write = text_writer(_Writer, "(XML text, warnings about what the file cannot hold). ``path`` anchors "
+                                    "``[THIS_DIR]`` references.")
 

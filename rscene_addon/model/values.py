@@ -125,6 +125,10 @@ def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
     return value
 
 
+# Every collision group bit set: the default collisionMask (collides with everything). One definition for the
+# model, the readers, the simulator and Blender.
+ALL_GROUPS = 2**64 - 1
+
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
 
@@ -249,7 +253,7 @@ class Group(ValueType):
     name = "group"
 
     def decode(self, raw):
-        return decode_int(raw, 0, 2**64 - 1)
+        return decode_int(raw, 0, ALL_GROUPS)
 
     def encode(self, value):
         value = int(value)
