@@ -462,8 +462,8 @@ def _include(node: xmltree.Node, main_dir: str, included: set, budget) -> xmltre
     problem = budget.charge(target)
     if problem:
         fail(problem)
-    if not os.path.exists(target):
-        fail(f"included file not found: {target}")
+    if not os.path.isfile(target):  # a FIFO or a device is named here, by the include that names it
+        fail(f"included file not found (or not a regular file): {target}")
     return parse_xml_file(target)
 
 
