@@ -147,7 +147,8 @@ class _Reader:
                 rpy = tuple(math.radians(v) for v in degrees)
         elif "rpy" in origin:
             rpy = self.floats(origin, origin, "rpy", 3, file) or rpy
-        q_ned = quat_from_rpy(*rpy)
+        # no rotation, the common case: skip the matrix round trip (a third of a 10^5-actor scene's time)
+        q_ned = (1.0, 0.0, 0.0, 0.0) if not any(rpy) else quat_from_rpy(*rpy)
         return (geo.ned_to_model(ned), geo.quat_ned_to_model(q_ned)), point
 
     # -- configs --------------------------------------------------------------------------------------
