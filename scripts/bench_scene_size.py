@@ -46,8 +46,8 @@ def _write(fmt: str, n: int, folder: str) -> str:
     if fmt == "raisim_xml":
         path = os.path.join(folder, "big.xml")
         with open(path, "w") as handle:
-            handle.write(f'<raisim version="1.0"><objects><array idx="i" start="0" end="{n}" increment="1">'
-                         '<sphere name="s{i}" mass="1"><dim radius="0.1"/><state pos="{i} 0 1" quat="1 0 0 0"/>'
+            handle.write(f'<raisim version="1.0"><objects><array idx="@@i" start="0" end="{n}" increment="1">'
+                         '<sphere name="s@@i" mass="1"><dim radius="0.1"/><state pos="@@i 0 1" quat="1 0 0 0"/>'
                          '</sphere></array></objects></raisim>\n')
         return path
     path = os.path.join(folder, "big.jsonc")
