@@ -422,7 +422,12 @@ class _Reader:
                 frame_world = compose(shape_world, self.frame(dynamics.find("localInertiaFrame")))
                 com, rotation = relative(body, frame_world)
                 r = matrix_from_quat(rotation)
-                tensor = r @ np.diag(np.asarray(pmi) * mass) @ r.T
+                with np.errstate(over="ignore", invalid="ignore"):
+                    tensor = r @ np.diag(np.asarray(pmi) * mass) @ r.T
+                if not np.isfinite(tensor).all():  # each finite, their product not: the file's error
+                    self.error(dynamics.find("principalMomentOfInertia"),
+                               f"principalMomentOfInertia {tuple(pmi)} times mass {mass:g} overflows")
+                    tensor = np.zeros((3, 3))
                 set_extra(record, "customInertia", True)
                 set_extra(record, "inertiaDiagonal", (tensor[0, 0], tensor[1, 1], tensor[2, 2]))
                 off = (tensor[0, 1], tensor[0, 2], tensor[1, 2])
