@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from .model import FormatError
+from .model import FormatError, describe
 
 DEMO_SCENE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo.rscene")  # ships in the extension
 
@@ -43,8 +43,7 @@ def cmd_validate(args) -> int:
         try:
             scene = registry.read_scene(path)
         except FormatError as exc:
-            print(f"{path}: INVALID ({len(exc.diagnostics)} error(s))")
-            _print_diagnostics(exc.diagnostics)
+            print("\n".join(describe(exc, limit=None, heading=f"{path}: INVALID ({len(exc.diagnostics)} error(s))")))
             status = 1
             continue
         except OSError as exc:
@@ -230,8 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args)
     except FormatError as exc:
-        print(f"error: {len(exc.diagnostics)} problem(s) found", file=sys.stderr)
-        _print_diagnostics(exc.diagnostics, sys.stderr)
+        print("\n".join(describe(exc, limit=None)), file=sys.stderr)
         return 1
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

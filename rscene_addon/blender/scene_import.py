@@ -20,7 +20,7 @@ import bpy
 import numpy as np
 
 from ..formats import rscene
-from ..model import Record, Scene
+from ..model import ALL_GROUPS, Record, Scene
 from ..model.record import paused_gc
 from ..scene_geometry.primitives import ROUND_PRIMITIVES, primitive_size
 from . import conventions as cv
@@ -44,7 +44,6 @@ class ImportOptions:
     ground: bool = False  # a robot file read alone (URDF, MJCF) gets a static ground plane at z = 0
 
 
-_ALL_GROUPS = 2**64 - 1
 _UNIT = (1.0, 1.0, 1.0)
 _QUATERNION_MODE = bpy.types.Object.bl_rna.properties["rotation_mode"].enum_items["QUATERNION"].value
 
@@ -63,7 +62,7 @@ def _set_node_props(props, record, mode: str) -> None:
     group, mask = get("collisionGroup"), get("collisionMask")
     if group != 1:
         props.collision_group = str(group)
-    if mask != _ALL_GROUPS:
+    if mask != ALL_GROUPS:
         props.collision_mask = str(mask)
     if record.raw_keys:  # the segmentation labels are keys; most records have none
         if record.has("semanticClass"):

@@ -6,7 +6,7 @@ import sys
 
 import bpy
 
-from ..model import FormatError
+from ..model import FormatError, describe
 
 
 def _ensure_registered() -> None:
@@ -41,9 +41,7 @@ def import_to_blend(files: list[str], blend: str) -> int:
                               progress=_progress_printer(os.path.basename(path)))
             print(f"imported {path}")
         except FormatError as exc:
-            print(f"error: cannot import {path}:", file=sys.stderr)
-            for diagnostic in exc.diagnostics:
-                print(f"  {diagnostic}", file=sys.stderr)
+            print("\n".join(describe(exc, limit=None, heading=f"error: cannot import {path}:")), file=sys.stderr)
             status = 1
     if status == 0:
         bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(blend))
@@ -103,6 +101,11 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
                           progress=_progress_printer("simulate"), world=world, backend=backend,
                           actuation=drives)
+    from .simulate_job import non_finite
+    problem = non_finite(trajectory)
+    if problem:  # never a bake of NaN poses that exits 0
+        print(f"error: simulation failed: {problem}; nothing baked", flush=True)
+        raise SystemExit(1)
     count = bake_trajectory(bl_scene, trajectory, frame_start)
     print(f"baked {count} bodies over {len(trajectory.time)} frames")
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)

@@ -15,12 +15,31 @@ from ..sim.trajectory import Cancelled, simulate
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
+def non_finite(traj) -> str | None:
+    """The first body (record path) and frame whose pose or velocity is not finite, or None."""
+    import numpy as np
+    arrays = {"position": traj.position, "quaternion": traj.quaternion,
+              "linear velocity": traj.linear_velocity, "angular velocity": traj.angular_velocity}
+    arrays.update({f"particle positions of {path}": a for path, a in traj.particles.items()})
+    arrays.update({f"cloth vertices of {path}": a for path, a in traj.cloth.items()})
+    for what, array in arrays.items():
+        array = np.asarray(array)
+        if array.size == 0 or np.isfinite(array).all():
+            continue
+        frame, index = (int(v) for v in np.argwhere(~np.isfinite(array))[0][:2])
+        body = str(traj.names[index]) if what in ("position", "quaternion", "linear velocity",
+                                                  "angular velocity") else f"point {index}"
+        t = float(traj.time[frame]) if frame < len(traj.time) else float("nan")
+        return f"{body}: {what} is not a finite number from frame {frame} (t = {t:g} s) on"
+    return None
+
+
 def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, substeps: int | None = None,
                        print_fn: Callable[[str], None] = print, backend: str | None = None) -> int:
     """Read ``scene_path``, simulate, write ``out`` (npz). Prints progress lines; returns an exit code.
     ``backend``: ``auto``/``numba``/``numpy`` (None: RSCENE_SIM_BACKEND, else auto)."""
     from ..formats import registry
-    from ..model import FormatError
+    from ..model import FormatError, describe
 
     if not duration >= 0 or not fps > 0 or (substeps is not None and substeps < 1):
         print_fn("error: need duration >= 0, fps > 0 and substeps >= 1")
@@ -28,7 +47,8 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
     try:
         scene = registry.read_scene(scene_path)
     except FormatError as exc:
-        print_fn(f"error: {exc}")
+        for line in describe(exc, scene_path):
+            print_fn(line)
         return EXIT_ERROR
     except OSError as exc:
         print_fn(f"error: cannot read {scene_path}: {exc}")
@@ -61,6 +81,10 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
         return EXIT_ERROR
     for message in traj.warnings:
         print_fn(f"warning: {message}")
+    problem = non_finite(traj)
+    if problem:  # never a trajectory of NaNs with exit status 0
+        print_fn(f"error: simulation failed: {problem}; nothing written")
+        return EXIT_ERROR
     try:
         folder = os.path.dirname(os.path.abspath(out))
         os.makedirs(folder, exist_ok=True)

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
-from .atomic import read_source, write_scene_text
+from .atomic import read_source, text_writer
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
                         set_extra, warn)
@@ -422,7 +422,12 @@ class _Reader:
                 frame_world = compose(shape_world, self.frame(dynamics.find("localInertiaFrame")))
                 com, rotation = relative(body, frame_world)
                 r = matrix_from_quat(rotation)
-                tensor = r @ np.diag(np.asarray(pmi) * mass) @ r.T
+                with np.errstate(over="ignore", invalid="ignore"):
+                    tensor = r @ np.diag(np.asarray(pmi) * mass) @ r.T
+                if not np.isfinite(tensor).all():  # each finite, their product not: the file's error
+                    self.error(dynamics.find("principalMomentOfInertia"),
+                               f"principalMomentOfInertia {tuple(pmi)} times mass {mass:g} overflows")
+                    tensor = np.zeros((3, 3))
                 set_extra(record, "customInertia", True)
                 set_extra(record, "inertiaDiagonal", (tensor[0, 0], tensor[1, 1], tensor[2, 2]))
                 off = (tensor[0, 1], tensor[0, 2], tensor[1, 2])
@@ -1081,13 +1086,5 @@ def _conj(q):
     return (q[0], -q[1], -q[2], -q[3])
 
 
-def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
-    """(XML text, warnings about what the file cannot hold). ``path`` anchors relative mesh paths."""
-    writer = _Writer(scene, path)
-    text = writer.write()
-    return text, writer.warnings
-
-
-def write(scene: Scene, path: str) -> list[str]:
-    """Write atomically; returns the warnings of ``dumps``."""
-    return write_scene_text(dumps, scene, path)
+dumps, write = text_writer(_Writer, "(XML text, warnings about what the file cannot hold). ``path`` anchors "
+                                    "relative mesh paths.")

@@ -5,7 +5,10 @@ Supported: ``<compiler angle eulerseq meshdir coordinate="local">``, ``<default>
 axisangle, euler, xyaxes, zaxis), joints ``free`` / ``slide`` / ``hinge`` / ``ball`` and ``<freejoint>``, primitive
 geoms (plane, sphere, capsule, ellipsoid, cylinder, box; ``size`` or ``fromto``; MJCF half sizes become the
 model's full box extents) and mesh geoms, ``<inertial>`` (diaginertia / fullinertia), joint ``armature``.
-Not supported: include, tendons, equality, actuators (ignored), global coordinates (error).
+``<include file>`` anywhere, as MuJoCo does it: the included file's root element is dropped and its children
+take the include's place; the path is relative to the main file's folder; a file is included at most once
+in a model (so a cycle is an error naming it), within ``xmltree.IncludeBudget``.
+Not supported: tendons, equality, actuators (ignored), global coordinates (error).
 
 Mass as MuJoCo's compiler gives it: ``inertiafromgeom`` (auto: a body without ``<inertial>`` takes the mass
 of its primitive geoms, solid, from the geom's ``mass`` or ``density`` (1000); true: always from the geoms),
@@ -421,13 +424,66 @@ def _z_to(direction) -> np.ndarray:
     return axis_angle_matrix(axis / s, np.arctan2(s, np.dot(z, d)))
 
 
+def expand_includes(root: xmltree.Node, path: str) -> xmltree.Node:
+    """Replace every ``<include file="...">`` under ``root`` (read from ``path``) by the children of the
+    included file's root, recursively. Raises FormatError naming the include's file and line."""
+    main_dir = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else os.getcwd()
+    included = {os.path.normpath(os.path.abspath(path))} if path and not path.startswith("<") else set()
+    budget = xmltree.IncludeBudget()
+    work = [root]
+    while work:
+        node = work.pop()
+        out: list[xmltree.Node] = []
+        pending = list(reversed(node.children))
+        while pending:
+            child = pending.pop()
+            if child.tag != "include":
+                out.append(child)
+                work.append(child)
+                continue
+            pending.extend(reversed(_include(child, main_dir, included, budget).children))
+        node.children = out
+    if _depth(root) > xmltree.MAX_DEPTH:
+        raise FormatError(Diagnostic(root.file or path, root.line, root.tag, "elements nested deeper than "
+                                     f"{xmltree.MAX_DEPTH} levels once includes are in place"))
+    return root
+
+
+def _include(node: xmltree.Node, main_dir: str, included: set, budget) -> xmltree.Node:
+    def fail(message):
+        raise FormatError(Diagnostic(node.file, node.line, "include", message))
+    ref = node.get("file")
+    if not ref:
+        fail("<include> needs a file attribute")
+    target = os.path.normpath(ref if os.path.isabs(ref) else os.path.join(main_dir, ref))
+    if target in included:
+        fail(f"{target} is included twice (MuJoCo includes a file at most once; an include cycle?)")
+    included.add(target)
+    problem = budget.charge(target)
+    if problem:
+        fail(problem)
+    if not os.path.isfile(target):  # a FIFO or a device is named here, by the include that names it
+        fail(f"included file not found (or not a regular file): {target}")
+    return parse_xml_file(target)
+
+
+def _depth(root: xmltree.Node) -> int:
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= xmltree.MAX_DEPTH:
+            stack.extend((c, depth + 1) for c in node.children)
+    return deepest
+
+
 def loads_robot(text: str, path: str = "<string>") -> Robot:
-    return _Reader(path).read(parse_xml(text, path))
+    return _Reader(path).read(expand_includes(parse_xml(text, path), path))
 
 
 def read_robot(path: str, resource_directory: str = "", joint_order=None) -> Robot:
     """Read an MJCF file into a Robot (``resource_directory`` is accepted for symmetry and unused)."""
-    robot = _Reader(path).read(parse_xml_file(path))
+    robot = _Reader(path).read(expand_includes(parse_xml_file(path), path))
     if joint_order:
         robot.joint_order = joint_order
     return robot

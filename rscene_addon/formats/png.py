@@ -19,6 +19,8 @@ import zlib
 
 import numpy as np
 
+from ..base import files
+
 __all__ = ["PngError", "decode_grey", "encode_grey", "encode_image", "read_grey"]
 
 # RaiSim accepts 64 Mi samples; a few kilobytes of PNG can claim that many (zeros compress well) and
@@ -26,7 +28,7 @@ __all__ = ["PngError", "decode_grey", "encode_grey", "encode_image", "read_grey"
 MAX_PIXELS = 16 * 2**20
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
-_ADAM7 = ((0, 0, 8, 8), (0, 4, 8, 8), (4, 0, 4, 8), (0, 2, 4, 4), (2, 0, 2, 4), (0, 1, 2, 2), (1, 0, 1, 2))
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
 
 
 class PngError(ValueError):
@@ -168,8 +170,7 @@ def decode_grey(data: bytes) -> np.ndarray:
 
 
 def read_grey(path: str) -> np.ndarray:
-    with open(path, "rb") as handle:
-        return decode_grey(handle.read())
+    return decode_grey(files.read_bytes(path))
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:

@@ -26,14 +26,15 @@ import re
 
 from ..model import Diagnostic, FormatError
 from .xml_expr import ExprError, expand_braces, format_number
-from .xmltree import MAX_DEPTH, Node, parse_file
+from .xmltree import MAX_DEPTH, IncludeBudget, Node, parse_file
 
 __all__ = ["MAX_ELEMENTS", "MAX_INCLUDE_DEPTH", "MAX_ITERATIONS", "expand", "this_dir"]
 
 # What a small file may make us build, checked before the work starts (real templated worlds unroll tens
 # to hundreds of elements and include one or two levels deep).
-MAX_ITERATIONS = 20_000  # array iterations per file
-MAX_ELEMENTS = 50_000  # elements made by array unrolling per file
+# 100k-record worlds read in seconds since Scene.add is O(1) (it was a scan per record: 20k/50k then).
+MAX_ITERATIONS = 100_000  # array iterations per file
+MAX_ELEMENTS = 400_000  # elements made by array unrolling per file (a body with 2 child elements: 3 each)
 MAX_INCLUDE_DEPTH = 16
 MAX_VALUE_LENGTH = 65_536  # characters of a value after parameter substitution (parameters may nest)
 
@@ -65,6 +66,7 @@ class _Expander:
         self.iterations = 0
         self.elements = 0
         self.over_limit = False  # once an array is refused, no more unrolling (one error, not thousands)
+        self.budget = IncludeBudget()
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
@@ -106,6 +108,12 @@ class _Expander:
             return None
         if not os.path.isfile(target):
             self.error(child, f"included file not found: {target}")
+            return None
+        problem = None if self.over_limit else self.budget.charge(target)
+        if problem or self.over_limit:
+            if not self.over_limit:  # one error, then no more includes
+                self.error(child, problem)
+            self.over_limit = True
             return None
         try:
             return target, parse_file(target)

@@ -42,11 +42,12 @@ import re
 
 import numpy as np
 
-from ..model import Diagnostic, FormatError, Scene, new_record
+from ..model import ALL_GROUPS, Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
+from ..base import files
 from . import png as pngcodec
 from . import terrain_gen
-from .atomic import read_source, write_scene_text
+from .atomic import read_source, text_writer
 from .raisim_template import expand
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_number, extra_text, extra_vec,
                         leaf_name, loss_warnings, material_color, record_label, sanitize_name, set_extra,
@@ -56,7 +57,6 @@ from .xmltree import Node, XmlWriter, parse
 
 FORMAT = "raisim_xml"
 EXTENSIONS = (".xml",)
-ALL_GROUPS = 2**64 - 1
 DEFAULT_TIME_STEP = 0.005  # raisim::World's
 GROUND_DRAW_SIZE = 20.0
 # raisim::World's defaults (RsceneFile.rst, "Solver defaults").
@@ -765,9 +765,7 @@ def read_height_text(path: str):
     Returns ((xs, ys, x_size, y_size, heights), None) or (None, problem).
     """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            tokens = handle.read().split()
-        numbers = [float(t) for t in tokens]
+        numbers = [float(t) for t in files.read_text(path).split()]
     except (OSError, ValueError) as exc:
         return None, f"cannot read height map text file {path}: {exc}"
     if len(numbers) < 4 or not float(numbers[0]).is_integer() or not float(numbers[1]).is_integer():
@@ -782,9 +780,8 @@ def read_height_text(path: str):
 def _fixed_base(urdf_path: str) -> bool:
     """Whether the URDF attaches its root to a link named ``world`` (RaiSim then has no floating base)."""
     try:
-        with open(urdf_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
-    except OSError:
+        text = files.read_text(urdf_path)
+    except OSError:  # a FIFO, a device, a huge file: read (and refused) as the robot itself later
         return False
     return bool(re.search(r"<parent\s+link\s*=\s*[\"']world[\"']", text))
 
@@ -1183,14 +1180,6 @@ def _procedural(record) -> terrain_gen.TerrainProperties | None:
         seed=int(seed) if seed is not None else record.get("proceduralSeed"))
 
 
-def dumps(scene: Scene, path: str | None = None) -> tuple[str, list[str]]:
-    """(XML text, warnings about what the file cannot hold). ``path`` anchors ``[THIS_DIR]`` references."""
-    writer = _Writer(scene, path)
-    text = writer.write()
-    return text, writer.warnings
-
-
-def write(scene: Scene, path: str) -> list[str]:
-    """Write atomically; returns the warnings of ``dumps``."""
-    return write_scene_text(dumps, scene, path)
+dumps, write = text_writer(_Writer, "(XML text, warnings about what the file cannot hold). ``path`` anchors "
+                                    "``[THIS_DIR]`` references.")
 

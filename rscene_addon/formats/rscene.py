@@ -10,7 +10,9 @@ from __future__ import annotations
 from ..model import Comment, Diagnostic, FormatError, Record, Scene, record_class
 from ..model.checks import RECORD_CHECKS
 from ..model.kinds import RECORD_CLASSES
+from ..model.errors import ValueFormatError
 from ..model.record import decode_batch, paused_gc, split_tokens
+from ..model.values import decode_int
 from .atomic import read_text, write_text_atomic
 
 HEADER_TAG = "raisim_engine_scene"
@@ -50,8 +52,8 @@ def _check_header(tokens: list[str], path: str, number: int) -> None:
     if len(tokens) != 2:
         raise FormatError(Diagnostic(path, number, HEADER_TAG, "the header takes exactly one field, the version"))
     try:
-        version = int(tokens[1])
-    except ValueError:
+        version = decode_int(tokens[1])  # the record's own rule, so that scene.version reads it back
+    except ValueFormatError:
         raise FormatError(Diagnostic(path, number, HEADER_TAG, f"bad version {tokens[1]!r}")) from None
     if version not in SUPPORTED_VERSIONS:
         raise FormatError(Diagnostic(path, number, HEADER_TAG,

@@ -230,16 +230,13 @@ class _Reader:
         robot.joints[name] = joint
 
 
-_DECLARATIONS = re.compile(r"<\?xml[^>]*\?>")
-
-
 _PARAMETER = re.compile(r"@@([A-Za-z_]\w*)")
 
 
 def parse_xml(text: str, path: str = "<string>", parameters: dict | None = None) -> xmltree.Node:
     """xmltree.parse, tolerating repeated XML declarations (some files paste one after a comment header),
     and expanding RaiSim template attributes: ``@@name`` from ``parameters``, then ``{math}``."""
-    text = _DECLARATIONS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    text = _blank_declarations(text)
     root = xmltree.parse(text, path)
     params = {str(k).removeprefix("@@"): v for k, v in (parameters or {}).items()}
     for node in root.iter():
@@ -259,6 +256,14 @@ def parse_xml(text: str, path: str = "<string>", parameters: dict | None = None)
                     raise FormatError(Diagnostic(path, node.line, node.tag, f"{key}: {exc}")) from None
             node.attrib[key] = value
     return root
+
+
+def _blank_declarations(text: str) -> str:
+    pieces, last = [], 0
+    for start, end in xmltree.declarations(text):
+        pieces += [text[last:start], re.sub(r"[^\n]", " ", text[start:end])]
+        last = end
+    return "".join(pieces) + text[last:] if pieces else text
 
 
 def parse_xml_file(path: str, parameters: dict | None = None) -> xmltree.Node:

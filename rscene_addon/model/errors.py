@@ -38,5 +38,18 @@ class FormatError(ValueError):
         return self.diagnostics[0]
 
 
+def describe(exc: FormatError, where: str = "", limit: int | None = 20, heading: str | None = None) -> list[str]:
+    """A FormatError as text for a person, the one way every command and operator shows it: a heading
+    (``error: N problem(s) found in WHERE`` unless ``heading`` is given) and one indented line per problem,
+    at most ``limit`` of them (None: all) then how many more."""
+    count = len(exc.diagnostics)
+    shown = exc.diagnostics if limit is None else exc.diagnostics[:limit]
+    lines = [heading if heading is not None else f"error: {count} problem(s) found" + (f" in {where}" if where else "")]
+    lines.extend(f"  {diagnostic}" for diagnostic in shown)
+    if len(shown) < count:
+        lines.append(f"  ... and {count - len(shown)} more")
+    return lines
+
+
 class ValueFormatError(ValueError):
     """A single value has the wrong syntax; the reader wraps it with file, line and tag."""

@@ -37,6 +37,7 @@ class Record:
     tag: str = ""
 
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
+    edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
@@ -264,6 +265,7 @@ class Record:
             self._keys[name] = field.type.encode(value) if field is not None else _encode_unknown(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
         self.changed = True
+        Record.edits += 1
 
     def unset(self, name: str) -> None:
         """Remove a ``key=value`` field, so the default applies again."""
@@ -272,8 +274,17 @@ class Record:
             del self._keys[name]
             self._cache.clear()
             self.changed = True
+            Record.edits += 1
 
     def _set_positional(self, field: Field, value: Any) -> None:
+        found = self.schema.offsets(self._layout).get(field.name)  # a walk of the layout per field made a
+        if found is not None:  # new record cost O(fields^2): most of reading a 100k-body RaiSim world
+            f, start = found
+            tokens = field.type.encode_tokens(value)
+            while len(self._pos) < start + f.span:
+                self._pos.append("-")
+            self._pos[start:start + f.span] = tokens
+            return
         start = 0
         for f in self._layout:
             if f.name == field.name:
@@ -386,7 +397,7 @@ def decode_batch(records: list[Record]) -> list[bool]:
             continue
         if not record._split:
             record._split_tokens()
-        if record._problems or not record._layout:
+        if getattr(record, "_problems", None) or not record._layout:  # built records have none
             continue
         # grouped by class, not schema: a schema's dataclass hash walks all its fields
         groups.setdefault((type(record), len(record._pos)), []).append(i)

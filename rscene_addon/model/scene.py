@@ -32,6 +32,71 @@ class Comment:
         return f"<Comment line {self.line}: {self.source[:40]!r}>"
 
 
+_LAST_RANK = len(SECTION_RANK)  # unknown kinds go last
+
+
+def _child_ranks() -> dict[str, tuple[int, ...]]:
+    """Owner tag -> the sorted sections of the records that hang under it (compound -> compound_child)."""
+    out: dict[str, list[int]] = {}
+    for tag, cls in RECORD_CLASSES.items():
+        parent = cls.schema.parent if cls.schema else None
+        if parent and tag in SECTION_RANK:
+            out.setdefault(parent[0], []).append(SECTION_RANK[tag])
+    return {owner: tuple(sorted(ranks)) for owner, ranks in out.items()}
+
+
+_CHILD_RANKS = _child_ranks()
+
+
+class _Order:
+    """Where the records of each section end, for ``Scene.add``: ``last[rank]`` is the index of the last
+    record of that section (-1: none), ``sorted`` whether the records stand in section order,
+    ``last_comment`` the index of the last comment line. Kept up to date by ``inserted``; rebuilt when the
+    item count changed behind its back (a reader appending to ``items``)."""
+
+    __slots__ = ("last", "sorted", "last_comment", "length")
+
+    def __init__(self, items: list):
+        self.last = [-1] * (_LAST_RANK + 1)
+        self.sorted = True
+        self.last_comment = -1
+        previous = -1
+        for i, item in enumerate(items):
+            if not isinstance(item, Record):
+                self.last_comment = i
+                continue
+            rank = SECTION_RANK.get(item.tag, _LAST_RANK)
+            self.last[rank] = i
+            if rank < previous:
+                self.sorted = False
+            previous = max(previous, rank)
+        self.length = len(items)
+
+    def inserted(self, items: list, at: int, rank: int) -> None:
+        """``items[at]`` (of section ``rank``) was just inserted."""
+        last = self.last
+        for r in range(len(last)):
+            if last[r] >= at:
+                last[r] += 1
+        if self.last_comment >= at:
+            self.last_comment += 1
+        last[rank] = max(last[rank], at)
+        self.length += 1
+        if self.sorted:  # still in order when its neighbouring records are of its section or beyond
+            self.sorted = _rank_near(items, at, -1) <= rank <= _rank_near(items, at, 1)
+
+
+def _rank_near(items: list, at: int, step: int) -> int:
+    """The section of the nearest record before (step -1) or after (+1) ``items[at]``; -1 / the last
+    rank where there is none."""
+    i = at + step
+    while 0 <= i < len(items):
+        if isinstance(items[i], Record):
+            return SECTION_RANK.get(items[i].tag, _LAST_RANK)
+        i += step
+    return -1 if step < 0 else _LAST_RANK
+
+
 class Scene:
     """A scene document. ``items`` is every line in file order (records and comments)."""
 
@@ -42,6 +107,8 @@ class Scene:
         self.final_newline = True
         self.warnings: list = []
         self._index: dict[str, Record] | None = None
+        self._order: _Order | None = None
+        self._index_edits = -1
         if header:
             self.items.append(new_record("raisim_engine_scene", version=version))
 
@@ -102,23 +169,59 @@ class Scene:
 
     def add(self, record: Record) -> Record:
         """Insert a record where Engine 2 would write it: after the last record of its section or
-        an earlier one (after its parent's other children for splat layers, IK targets and the like)."""
-        rank = SECTION_RANK.get(record.tag, len(SECTION_RANK))
-        insert_at = len(self.items)
-        last_before = None
-        for i, item in enumerate(self.items):
-            if isinstance(item, Record) and SECTION_RANK.get(item.tag, len(SECTION_RANK)) <= rank:
-                last_before = i
-        if last_before is not None:
-            insert_at = last_before + 1
+        an earlier one (after its parent's other children for splat layers, IK targets and the like).
+
+        O(1) (a few dozen steps, plus the list insert) while the records stand in section order, as every
+        reader builds them; a scene read from a file in another order takes the scan of every item."""
+        rank = SECTION_RANK.get(record.tag, _LAST_RANK)
+        order = self._order_state()
         parent = record.schema.parent if record.schema else None
-        if parent:
-            owner = self.find(record.get(parent[1]))
-            if owner is not None:
+        owner = self.find(record.get(parent[1])) if parent else None
+        if owner is None:
+            last = max(order.last[:rank + 1])  # the last record of this section or an earlier one
+            insert_at = last + 1 if last >= 0 else len(self.items)
+        else:
+            insert_at = self._after_children_sorted(order, owner) if order.sorted else None
+            if insert_at is None:
                 insert_at = self._after_children(owner)
         self.items.insert(insert_at, record)
-        self._index = None
+        order.inserted(self.items, insert_at, rank)
+        self._indexed(record)
         return record
+
+    def _order_state(self) -> _Order:
+        if self._order is None or self._order.length != len(self.items):
+            self._order = _Order(self.items)
+        return self._order
+
+    def _after_children_sorted(self, order: _Order, owner: Record) -> int | None:
+        """Where ``_after_children`` would put a child of ``owner``, without its walk, when the owner is
+        the last record of its section: in section order its children's sections follow it directly."""
+        owner_rank = SECTION_RANK.get(owner.tag, _LAST_RANK)
+        q = order.last[owner_rank]
+        child_ranks = _CHILD_RANKS.get(owner.tag)
+        if q < 0 or self.items[q] is not owner or not child_ranks or order.last_comment > q:
+            return None
+        if child_ranks != tuple(range(owner_rank + 1, owner_rank + 1 + len(child_ranks))):
+            return None  # other sections between the owner's and its children's: the walk stops there
+        end = max(order.last[r] for r in child_ranks)
+        return max(end, q) + 1
+
+    def _indexed(self, record: Record) -> None:
+        """Keep the lookup index up to date (a rebuild per added record made adding n records O(n^2))."""
+        if self._index is None:
+            return
+        if record.schema is None or record.schema.field("path") is None:
+            return
+        try:
+            keys = [key for key in (record.path, record.id) if key]
+        except ValueFormatError:
+            return
+        if any(key in self._index for key in keys):
+            self._index = None  # a clash: which record wins depends on the file order, rebuild
+            return
+        for key in keys:
+            self._index[key] = record
 
     def _after_children(self, owner: Record) -> int:
         i = self.items.index(owner) + 1
@@ -133,6 +236,7 @@ class Scene:
     def remove(self, record: Record) -> None:
         self.items.remove(record)
         self._index = None
+        self._order = None
 
     def extend(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -141,6 +245,7 @@ class Scene:
     # -- lookup -----------------------------------------------------------------------------------------
 
     def _build_index(self) -> dict[str, Record]:
+        self._index_edits = Record.edits
         index: dict[str, Record] = {}
         for record in self.records:
             if record.schema is None or record.schema.field("path") is None:
@@ -161,6 +266,8 @@ class Scene:
         if self._index is None:
             self._index = self._build_index()
         found = self._index.get(ref)
+        if found is None and self._index_edits == Record.edits:
+            return None  # no record was edited since the index was built: a miss is a miss
         if found is None or ref not in (found.path, found.id):
             self._index = self._build_index()  # records may have been renamed since the last lookup
             found = self._index.get(ref)

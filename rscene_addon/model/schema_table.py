@@ -13,11 +13,11 @@ codec keeps and writes back anyway.
 from __future__ import annotations
 
 from .schema import F, RecordSchema, default_id
+from .values import ALL_GROUPS  # noqa: F401 - re-exported for the schema users
 from .values import (BYTE_LIST, COLOR, COLOR4, COLOR_LIST, FLAG, GROUP, INT, INT_LIST, LIST,  # noqa: F401
                      NUMBER, QUAT, TEXT, TEXT_LIST, TRANSFORM_LIST, VEC2, VEC3, Name, PackedVec, StructList,
                      Vec)
 
-ALL_GROUPS = 2**64 - 1
 
 # Four positional numbers of a base color (material #1 to #4).
 RGBA = Vec(4)

@@ -114,13 +114,20 @@ def encode_number(value: float) -> str:
 def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
     if not _INTEGER.fullmatch(raw):
         raise ValueFormatError(f"expected an integer, got {raw!r}")
-    if len(raw) > 40:  # beyond any 64-bit value (and Python's int() refuses 4300+ digits)
-        raise ValueFormatError(f"integer {raw[:20]}... ({len(raw)} digits) out of range [{lo}, {hi}]")
-    value = int(raw)
+    sign = raw[0] if raw[0] in "+-" else ""
+    digits = raw[len(sign):].lstrip("0") or "0"  # leading zeros are allowed: from_chars reads 0002 as 2
+    shown = raw if len(raw) <= 40 else f"{raw[:20]}... ({len(digits)} digits)"
+    if len(digits) > 40:  # beyond any 64-bit value (and Python's int() refuses 4300+ digits)
+        raise ValueFormatError(f"integer {shown} out of range [{lo}, {hi}]")
+    value = int(sign + digits)
     if not lo <= value <= hi:
-        raise ValueFormatError(f"integer {raw} out of range [{lo}, {hi}]")
+        raise ValueFormatError(f"integer {shown} out of range [{lo}, {hi}]")
     return value
 
+
+# Every collision group bit set: the default collisionMask (collides with everything). One definition for the
+# model, the readers, the simulator and Blender.
+ALL_GROUPS = 2**64 - 1
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -246,7 +253,7 @@ class Group(ValueType):
     name = "group"
 
     def decode(self, raw):
-        return decode_int(raw, 0, 2**64 - 1)
+        return decode_int(raw, 0, ALL_GROUPS)
 
     def encode(self, value):
         value = int(value)

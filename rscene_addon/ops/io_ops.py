@@ -7,7 +7,7 @@ import bpy
 from bpy.props import BoolProperty, CollectionProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
-from ..model import FormatError
+from ..model import FormatError, describe
 
 
 def _reporter(operator):
@@ -58,8 +58,8 @@ class ImportSceneBase(ImportHelper):
                     import_scene_file(path, context.scene, options, _reporter(self), progress)
                 except FormatError as exc:
                     failed += 1
-                    for diagnostic in exc.diagnostics[:20]:
-                        self.report({"ERROR"}, str(diagnostic))
+                    for line in describe(exc, path)[1:]:
+                        self.report({"ERROR"}, line.strip())
                 except OSError as exc:
                     failed += 1
                     self.report({"ERROR"}, f"{path}: {exc.strerror or exc}")

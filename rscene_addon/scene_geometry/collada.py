@@ -15,6 +15,7 @@ Malformed files raise ``MeshFormatError`` naming the file.
 """
 from __future__ import annotations
 
+import io
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .mesh_files import MeshFormatError, check_mesh_file
+from ..base import files
+from .mesh_files import MeshFormatError
 
 # up_axis -> rotation taking that axis to +Z, as Blender's own COLLADA importer did (a right-handed turn).
 _UP_TO_Z = {
@@ -64,14 +66,17 @@ def _collada():
 
 
 def read_collada(path: str) -> ColladaMesh:
-    check_mesh_file(path)
+    try:   # a regular file under the readers' size cap, read once (a FIFO or /dev/zero is refused unread)
+        data = files.read_bytes(path)
+    except OSError as exc:
+        raise MeshFormatError(f"{path}: cannot read: {exc.strerror or exc}") from None
     collada = _collada()
     ignore = [collada.common.DaeUnsupportedError, collada.common.DaeBrokenRefError]
     try:
         with warnings.catch_warnings():   # pycollada builds numpy.matrix objects: not ours to fix
             warnings.simplefilter("ignore", PendingDeprecationWarning)
             warnings.filterwarnings("ignore", category=DeprecationWarning, module="collada")
-            doc = collada.Collada(path, ignore=ignore)
+            doc = collada.Collada(io.BytesIO(data), ignore=ignore)
             return _mesh(path, doc, collada)
     except MeshFormatError:
         raise

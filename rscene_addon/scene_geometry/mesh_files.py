@@ -9,17 +9,17 @@ Malformed input raises ``MeshFormatError`` (a ``ValueError``) naming the file; c
 """
 from __future__ import annotations
 
+import io
 import os
-import stat
 import struct
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..base import files
+
 MESH_EXTENSIONS = (".obj", ".stl", ".ply", ".dae")
-# A robot's largest real mesh is a few MB; a file far above this is not a mesh anyone meant to load.
-MAX_MESH_BYTES = 1 << 30
 
 
 class MeshFormatError(ValueError):
@@ -31,19 +31,6 @@ _MALFORMED = (ValueError, IndexError, KeyError, StopIteration, OverflowError, st
               MemoryError)
 
 
-def check_mesh_file(path: str) -> None:
-    """Refuse what is not a regular file of a sane size before opening it (a FIFO would block forever,
-    /dev/zero would fill the memory)."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise MeshFormatError(f"{path}: cannot read: {exc.strerror}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise MeshFormatError(f"{path}: not a regular file")
-    if st.st_size > MAX_MESH_BYTES:
-        raise MeshFormatError(f"{path}: {st.st_size / 1e9:.1f} GB is over the {MAX_MESH_BYTES >> 30} GiB mesh limit")
-
-
 def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     ext = os.path.splitext(path)[1].lower()
     if ext == ".dae":
@@ -53,11 +40,12 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     readers = {".obj": _read_obj, ".stl": _read_stl, ".ply": _read_ply}
     if ext not in readers:
         raise MeshFormatError(f"unsupported mesh format {ext!r} (OBJ, STL, PLY and COLLADA are read)")
-    check_mesh_file(path)
     try:
         verts, tris = readers[ext](path)
     except MeshFormatError:
         raise
+    except files.FileRefused as exc:  # a FIFO, a device, a folder, an oversized file: refused unread
+        raise MeshFormatError(f"{path}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise MeshFormatError(f"{path}: malformed {ext[1:].upper()} file: {type(exc).__name__}: "
                               f"{str(exc)[:200]}") from None
@@ -72,7 +60,7 @@ def read_mesh(path: str) -> tuple[np.ndarray, np.ndarray]:
 def _read_obj(path: str):
     verts: list[list[float]] = []
     tris: list[tuple[int, int, int]] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    with io.StringIO(files.read_text(path), newline=None) as fh:  # universal newlines, as open() reads
         for line in fh:
             if line.startswith("v "):
                 parts = line.split()
@@ -90,8 +78,7 @@ def _read_obj(path: str):
 
 
 def _read_stl(path: str):
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = files.read_bytes(path)
     if len(data) >= 84:
         (count,) = struct.unpack_from("<I", data, 80)
         if 84 + 50 * count == len(data):
@@ -117,8 +104,7 @@ _PLY_TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short":
 
 
 def _read_ply(path: str):
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = files.read_bytes(path)
     end = data.find(b"end_header")
     if not data.startswith(b"ply") or end < 0:
         raise MeshFormatError(f"{path}: not a PLY file")
@@ -237,12 +223,14 @@ def read_rasset(path: str) -> Rasset:
         raise MeshFormatError(f"{path}:{exc.position[0]}: XML syntax error: {exc}") from None
     except MeshFormatError:
         raise
+    except files.FileRefused as exc:
+        raise MeshFormatError(f"{path}: {exc.strerror}") from None
     except _MALFORMED as exc:
         raise MeshFormatError(f"{path}: malformed .rasset: {str(exc)[:200]}") from None
 
 
 def _read_rasset(path: str) -> Rasset:
-    root = ET.parse(path).getroot()
+    root = ET.fromstring(files.read_bytes(path))
     if root.tag != "rasset":
         raise MeshFormatError(f"{path}: root element is <{root.tag}>, not <rasset>")
     base = os.path.dirname(os.path.abspath(path))

@@ -26,6 +26,21 @@ _WIRE_KINDS = {"stiff": "stiff", "stiff_wire": "stiff", "compliant": "compliant"
 
 
 
+# What a record may ask of the physics: far beyond real scenes, well inside what float64 steps without
+# overflowing (positions times velocities times masses stay below 1e308).
+MAX_LENGTH = 1e9  # m: positions, shape sizes and offsets
+MAX_ACCELERATION = 1e6  # m/s^2: gravity
+MIN_MASS, MAX_MASS = 1e-12, 1e15  # kg of a dynamic body
+
+
+def _prescaled(quat) -> np.ndarray:
+    """A quaternion divided by its largest component first, so that normalising a huge one (1e200, ...)
+    does not overflow to inf/NaN: any nonzero finite quaternion is a rotation."""
+    q = np.asarray(quat, float)
+    top = np.abs(q).max(initial=0.0) if q.size else 0.0
+    return q / top if np.isfinite(top) and top > 0 else q
+
+
 class _Builder:
     def __init__(self, scene, seed: int | None = None):
         self.scene = scene
@@ -52,7 +67,7 @@ class _Builder:
     # -- bodies and geoms -------------------------------------------------------------------------------
     def add_body(self, name, mode, pos, quat, mass, record=None) -> int:
         self.bodies.append(dict(name=name, mode=mode, pos=np.asarray(pos, float),
-                                quat=quat_normalize(np.asarray(quat, float)),
+                                quat=quat_normalize(_prescaled(quat)),
                                 mass=float(mass), com=None, inertia=None, geoms=[]))
         index = len(self.bodies) - 1
         if record is not None:
@@ -62,7 +77,7 @@ class _Builder:
     def add_geom(self, body, gtype, pos, quat, size, *, poly=None, hfield=None, group=1, mask=ALL_GROUPS,
                  material="default", mass_props=None):
         g = dict(body=body, type=gtype, pos=np.asarray(pos, float),
-                 quat=quat_normalize(np.asarray(quat, float)),
+                 quat=quat_normalize(_prescaled(quat)),
                  size=np.asarray(size, float), poly=poly, hfield=hfield, group=int(group) & ALL_GROUPS,
                  mask=int(mask) & ALL_GROUPS, material=self.material(material), mass_props=mass_props)
         self.geoms.append(g)
@@ -71,6 +86,9 @@ class _Builder:
 
     def add_primitive(self, body, prim, pos, quat, dims, **kw):
         """dims: box full sizes (3,); sphere (r,); cylinder/capsule (r, height)."""
+        extent = np.abs(np.asarray(dims, float))
+        if not (np.isfinite(extent).all() and extent.max(initial=0.0) <= MAX_LENGTH):  # r**3 would overflow
+            raise ValueError(f"{self.bodies[body]['name']}: {prim} size {tuple(extent)} is beyond {MAX_LENGTH:g} m")
         if prim == "box":
             size = np.maximum(np.abs(np.asarray(dims, float)), 1e-6)
             poly = self._shared(("box", *size / 2), lambda: geo.box_polytope(size / 2))
@@ -117,6 +135,7 @@ class _Builder:
         for i, b in enumerate(self.bodies):
             mass[i], com[i], inertia[i] = self._mass_props(b)
         dyn = modes == DYNAMIC
+        self._check_magnitudes(gravity, mass, inertia, dyn)
         inv_mass[dyn] = 1.0 / mass[dyn]
         if dyn.any():  # one batched call (the same LAPACK solve per matrix) instead of one per body
             inv_inertia[dyn] = np.linalg.inv(inertia[dyn])
@@ -180,6 +199,29 @@ class _Builder:
             cloth=[c.vertices.copy() for c in cloth],
             cloth_velocity=[np.zeros_like(c.vertices) for c in cloth])
         return model, state
+
+    def _check_magnitudes(self, gravity, mass, inertia, dyn) -> None:
+        """Refuse, naming the record, what is finite in the file but overflows in the physics (gravity
+        -1e308, a radius of 1e308, a mass of 1e-320 whose inverse is infinite): the step would turn it into
+        NaN positions. Raises ValueError."""
+        g = np.asarray(gravity, float)
+        if not (np.isfinite(g).all() and np.linalg.norm(g) <= MAX_ACCELERATION):
+            raise ValueError(f"gravity {tuple(g)}: beyond {MAX_ACCELERATION:g} m/s^2, the step would overflow")
+        for i, b in enumerate(self.bodies):
+            name = b["name"]
+            if not (np.isfinite(b["pos"]).all() and np.abs(b["pos"]).max(initial=0) <= MAX_LENGTH):
+                raise ValueError(f"{name}: position {tuple(b['pos'])} is beyond {MAX_LENGTH:g} m")
+            for gi in b["geoms"]:
+                geom = self.geoms[gi]
+                if geom["type"] in (geo.PLANE, geo.HEIGHTFIELD):
+                    continue
+                extent = np.concatenate([geom["pos"], geom["size"]])
+                if not (np.isfinite(extent).all() and np.abs(extent).max(initial=0) <= MAX_LENGTH):
+                    raise ValueError(f"{name}: a shape's size or offset is beyond {MAX_LENGTH:g} m")
+            if dyn[i] and not (MIN_MASS <= mass[i] <= MAX_MASS and np.isfinite(inertia[i]).all()
+                               and np.trace(inertia[i]) > 1e-30):
+                raise ValueError(f"{name}: mass {mass[i]:g} kg (inertia {np.abs(inertia[i]).max():g}) is outside "
+                                 f"[{MIN_MASS:g}, {MAX_MASS:g}] kg: its inverse or its impulses would overflow")
 
     def _mass_props(self, b):
         """Mass, centre of mass (record frame) and inertia about it for a body."""

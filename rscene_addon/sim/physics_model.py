@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import ALL_GROUPS  # noqa: F401 - one definition (model.values); sim/ imports it from here
+
 STATIC, KINEMATIC, DYNAMIC = 0, 1, 2
 MODE_NAMES = ("static", "kinematic", "dynamic")
 
 # material table columns
 FRICTION, RESTITUTION, RESTITUTION_THRESHOLD, STATIC_FRICTION, STATIC_VELOCITY = range(5)
 
-ALL_GROUPS = 2 ** 64 - 1
 TERRAIN_GROUP = 1 << 63
 
 

@@ -199,6 +199,21 @@ def _world_for(scene, fps: float, substeps: int | None, world: World | None,
     return World(model, state, backend=backend), steps
 
 
+MAX_TRAJECTORY_BYTES = 2**30  # the recorded arrays of one simulation; the world itself needs memory too
+
+
+def _check_size(frames: int, count: int, model) -> None:
+    """Refuse (ValueError, before allocating) a trajectory larger than MAX_TRAJECTORY_BYTES: a granular
+    fill at its particle cap over a few seconds of frames asked for 2.65 GiB and died of a MemoryError."""
+    values = count * 14 + sum(g.positions.size for g in model.granular) + sum(c.vertices.size for c in model.cloth)
+    size = 8 * (frames * values + frames)
+    if size > MAX_TRAJECTORY_BYTES:
+        raise ValueError(f"the trajectory would take {size / 2**30:.2f} GiB ({frames} frames of {count} bodies, "
+                         f"{sum(len(g.positions) for g in model.granular)} particles and "
+                         f"{sum(len(c.vertices) for c in model.cloth)} cloth vertices), more than "
+                         f"{MAX_TRAJECTORY_BYTES / 2**30:g} GiB: simulate fewer frames or particles")
+
+
 class _FrameRecorder:
     """Per-frame arrays of the movable bodies, then the robots' links (named ``<record path>/<link>``),
     and of every particle system and cloth."""
@@ -209,6 +224,7 @@ class _FrameRecorder:
         self.movable = np.nonzero((model.body_mode == DYNAMIC) | (model.body_mode == KINEMATIC))[0]
         self.link_names = [f"{system.name}/{link}" for system in systems for link in system.link_names]
         count = len(self.movable) + len(self.link_names)
+        _check_size(frames, count, model)
         self.time = np.zeros(frames)
         self.position = np.zeros((frames, count, 3))
         self.quaternion = np.zeros((frames, count, 4))

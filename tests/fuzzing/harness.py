@@ -108,6 +108,20 @@ def _rasset(path):
     return meshio.read_rasset(path)
 
 
+def _airsim_config(path):
+    """A robot or environment-actor config (the files an AirSim scene names), read through a one-actor
+    scene beside it: what ``validate`` does with every config a scene refers to."""
+    import json as _json
+
+    from rscene_addon.formats import airsim
+    name = os.path.basename(path)
+    section, key = (("environment-actors", "env-actor-config") if name.startswith("fuzz_env")
+                    else ("actors", "robot-config"))
+    scene = {"actors": [], section: [{"type": "robot" if section == "actors" else "env_actor", "name": "a",
+                                      key: name}]}
+    return airsim.loads(_json.dumps(scene), os.path.join(os.path.dirname(path), "fuzz_scene.jsonc"))
+
+
 def _png_seeds():
     import numpy as np
 
@@ -213,6 +227,8 @@ def readers() -> dict[str, Reader]:
     urdf = _small(list((c / "urdf").rglob("*.urdf")) + list((c / "raisim_xml").rglob("*.urdf")))
     mjcf = _small(list((c / "mjcf").rglob("*.xml")))
     airsim = _small(p for p in (c / "airsim").rglob("*.jsonc") if '"actors"' in p.read_text(errors="replace"))
+    airsim_configs = _small(p for p in (c / "airsim").rglob("*.jsonc")
+                            if p.name.startswith(("robot_", "env_actor_")))
     coppelia = _small(list(DATA.glob("*.simscene.xml")) + list(DATA.glob("*.simmodel.xml")))
     coppelia += _converted(rscene[:3] + raisim[:4], "coppelia_xml", ".simscene.xml")
     raisim = raisim + _spec_xml_blocks()
@@ -225,6 +241,7 @@ def readers() -> dict[str, Reader]:
         SceneReader("airsim", ".jsonc", airsim),
         SceneReader("urdf", ".urdf", urdf),
         SceneReader("mjcf", ".xml", mjcf),
+        SupportReader("airsim_config", ".jsonc", airsim_configs, _airsim_config, ()),
         SupportReader("height_text", ".txt", height, _height_text, ()),
         SupportReader("png", ".png", _png_seeds(), _png, ("PngError",), binary=True),
         SupportReader("rasset", ".rasset", rasset, _rasset, ("MeshFormatError",)),

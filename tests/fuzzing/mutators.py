@@ -197,12 +197,106 @@ def json_retype(text, ch, ctx):
     return json.dumps(data, indent=ch.choice((None, 2)))
 
 
+def json_retype_key(text, ch, ctx):
+    """Every value of one JSON key (``"links"``, ``"capture-settings"``, ...) swapped for a value of
+    another JSON type: a number where a list is expected, an object where a string is, and so on."""
+    from rscene_addon.formats import jsonc
+    try:
+        data = json.loads(jsonc.strip_comments(text))
+    except (ValueError, RecursionError):
+        return leading_zeros(text, ch, ctx)
+    holders: dict[str, list] = {}
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                holders.setdefault(key, []).append(node)
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    if not holders:
+        return text
+    key = ch.choice(sorted(holders))
+    for node in holders[key] if ch.int(0, 1) else [ch.choice(holders[key])]:
+        others = [v for v in JSON_VALUES if _json_type(v) != _json_type(node[key])]
+        node[key] = ch.choice(others)
+    return json.dumps(data, indent=ch.choice((None, 2)))
+
+
+def _json_type(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    return "number" if isinstance(value, (int, float)) else type(value).__name__
+
+
+# Openers whose terminator a careless regex searches for from every occurrence (quadratic when absent).
+PROLOG_RUNS = ("<?", "<?x", "<?xml", "<!--", "<!DOCTYPE", "<![CDATA[", "<!", "/*", '"', "{")
+
+
+def prolog_runs(text, ch, ctx):
+    """A long run of an unclosed opener (``<?``, ``<!--``, ...) at the start or at a line boundary."""
+    run = ch.choice(PROLOG_RUNS) * ch.choice((100, 5000, 40000))
+    lines = _lines(text)
+    i = ch.choice((0, 0, ch.int(0, len(lines))))
+    lines.insert(i, run)
+    return "\n".join(lines)
+
+
+def leading_zeros(text, ch, ctx):
+    """A number written with leading zeros (``0002``, or 400 zeros then ``2``): the same value to a
+    lenient parser, an overflow or a refusal to a careless one."""
+    spans = [m.span() for m in _NUMBER.finditer(text)]
+    if not spans:
+        return text
+    a, b = ch.choice(spans)
+    sign = text[a] if text[a] in "+-" else ""
+    return text[:a] + sign + "0" * ch.choice((1, 3, 400, 5000)) + text[a + len(sign):b] + text[b:]
+
+
+# A file a scene may name: these are replaced by special files in ``special_file``.
+_REFERENCE = re.compile(r"[\w./-]+\.(?:png|urdf|txt|xml|obj|stl|ply|dae|rasset|jsonc|json|rscene)\b")
+
+
+def special_files() -> tuple:
+    """Paths that are not regular files: a FIFO (made once, blocks ``open()``), endless and empty devices,
+    a folder."""
+    import os
+    import tempfile
+    folder = os.path.join(tempfile.gettempdir(), f"rscene-fuzz-special-{os.getuid()}")
+    fifo = os.path.join(folder, "fifo.png")
+    if not os.path.exists(fifo):
+        os.makedirs(folder, exist_ok=True)
+        try:
+            os.mkfifo(fifo)
+        except FileExistsError:
+            pass
+    return (fifo, "/dev/zero", "/dev/urandom", "/dev/null", folder, "/dev/stdin")
+
+
+def special_file(text, ch, ctx):
+    """A file reference (height map, URDF, mesh, config, include) replaced by a FIFO, a device or a
+    folder."""
+    spans = [m.span() for m in _REFERENCE.finditer(text)]
+    if not spans:
+        return insert_junk(text, ch, ctx)
+    a, b = ch.choice(spans)
+    return text[:a] + ch.choice(special_files()) + text[b:]
+
+
 MUTATIONS = (delete_lines, duplicate_line, swap_lines, splice_line, replace_number, replace_all_numbers_on_line,
-             replace_attribute, truncate, insert_junk, line_endings, deep_nesting, json_retype)
+             replace_attribute, truncate, insert_junk, line_endings, deep_nesting, json_retype, json_retype_key,
+             prolog_runs, leading_zeros, special_file)
 
 
 def mutate(text: str, ch: Chooser, ctx: dict) -> str:
     """1 to 4 random mutations of ``text`` (``ctx``: reader name, lines of other files to splice in)."""
+    if ctx["reader"].startswith("airsim") and ch.int(0, 1):
+        # most text mutations break JSON's syntax, which the first parse refuses; half of the JSON inputs
+        # stay valid JSON so that the reader's handling of every key's value gets exercised
+        for _ in range(ch.int(1, 3)):
+            text = ch.choice((json_retype, json_retype_key, json_retype_key))(text, ch, ctx)
+        return text
     for _ in range(ch.int(1, 4)):
         text = ch.choice(MUTATIONS)(text, ch, ctx)
     return text

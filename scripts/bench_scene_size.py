@@ -1,0 +1,84 @@
+"""How reading (what ``validate`` does) grows with the number of records, per format.
+
+    python scripts/bench_scene_size.py                  # 10k and 100k records
+    python scripts/bench_scene_size.py --sizes 1000 3000 10000 --formats airsim
+
+Generates a world of N spheres per format (an .rscene file, a RaiSim XML ``<array>`` of N spheres, an AirSim
+scene of N actors) and reads it with ``registry.read_scene`` in a fresh process. Prints CPU and wall
+seconds, records and peak RSS; the per-record CPU time should stay flat as N grows (``Scene.add`` was a
+scan of the whole scene per record: quadratic).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_READ = """
+import resource, sys, time
+sys.path.insert(0, {repo!r})
+from rscene_addon.formats import registry
+cpu, wall = time.process_time(), time.perf_counter()
+scene = registry.read_scene({path!r})
+print(len(scene.records), time.process_time() - cpu, time.perf_counter() - wall,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def _write(fmt: str, n: int, folder: str) -> str:
+    if fmt == "rscene":
+        sys.path.insert(0, REPO)
+        from rscene_addon.formats import rscene
+        from rscene_addon.model import Scene, new_record
+        scene = Scene()
+        for i in range(n):
+            scene.add(new_record("object", path=f"/World/s{i}", primitive="sphere", position=(i % 1000, i // 1000, 1),
+                                 radius=0.1))
+        path = os.path.join(folder, "big.rscene")
+        with open(path, "w") as handle:
+            handle.write(rscene.dumps(scene))
+        return path
+    if fmt == "raisim_xml":
+        path = os.path.join(folder, "big.xml")
+        with open(path, "w") as handle:
+            handle.write(f'<raisim version="1.0"><objects><array idx="@@i" start="0" end="{n}" increment="1">'
+                         '<sphere name="s@@i" mass="1"><dim radius="0.1"/><state pos="@@i 0 1" quat="1 0 0 0"/>'
+                         '</sphere></array></objects></raisim>\n')
+        return path
+    path = os.path.join(folder, "big.jsonc")
+    actors = [{"type": "robot", "name": f"a{i}", "origin": {"xyz": f"{i} 0 0", "rpy-deg": "0 0 0"},
+               "robot-config": "missing.jsonc"} for i in range(n)]
+    with open(path, "w") as handle:
+        json.dump({"id": "big", "actors": actors}, handle)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim"])
+    args = parser.parse_args(argv)
+    print("| format | records | read CPU | read wall | CPU per 1000 records | peak RSS |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for fmt in args.formats:
+            for n in args.sizes:
+                path = _write(fmt, n, folder)
+                out = subprocess.run([sys.executable, "-c", _READ.format(repo=REPO, path=path)],
+                                     capture_output=True, text=True, check=False)
+                if out.returncode:
+                    print(f"| {fmt} | {n} | failed: {out.stderr.strip().splitlines()[-1][:120]} | | | |")
+                    continue
+                records, cpu, wall, rss = out.stdout.split()
+                print(f"| {fmt} | {records} | {float(cpu):.2f} s | {float(wall):.2f} s | "
+                      f"{1000 * float(cpu) / int(records):.3f} s | {float(rss):.0f} MiB |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
