@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model import Diagnostic, FormatError
+from .search_path import find_in
 
 SEARCH_DIRS = ("", "sensor", "sensors", "..", os.path.join("..", "sensors"))
 SENSOR_TYPES = ("rgb", "depth", "imu", "spinning_lidar")
@@ -46,13 +47,7 @@ class SensorSet:
 
 def find_sensor_file(name: str, urdf_dir: str) -> str | None:
     """The sensor set file ``name`` where RaiSim finds it, or None."""
-    if os.path.isabs(name):
-        return name if os.path.isfile(name) else None
-    for sub in SEARCH_DIRS:
-        candidate = os.path.normpath(os.path.join(urdf_dir, sub, name))
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+    return find_in(name, urdf_dir, SEARCH_DIRS)
 
 
 def attach(reader, robot, link, node) -> None:

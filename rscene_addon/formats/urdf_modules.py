@@ -15,6 +15,7 @@ import os
 
 from ..model import Diagnostic, FormatError
 from .atomic import read_source
+from .search_path import find_in
 
 __all__ = ["SEARCH", "find_module", "with_modules"]
 
@@ -23,13 +24,7 @@ SEARCH = ("", "modules", os.path.join("..", "modules"), "module", os.path.join("
 
 def find_module(name: str, base_dir: str) -> str | None:
     """The module file ``name`` where RaiSim finds it, or None."""
-    if os.path.isabs(name):
-        return name if os.path.isfile(name) else None
-    for sub in SEARCH:
-        candidate = os.path.normpath(os.path.join(base_dir, sub, name))
-        if os.path.isfile(candidate):
-            return candidate
-    return None
+    return find_in(name, base_dir, SEARCH)
 
 
 def with_modules(text: str, path: str, modules, resource_directory: str = "") -> str:

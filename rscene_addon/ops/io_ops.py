@@ -133,16 +133,20 @@ class RSCENE_PT_import_include(bpy.types.Panel):
                 layout.prop(operator, name)
 
 
-class RSCENE_FH_rscene(bpy.types.FileHandler):
+class DropOnViews:
+    """FileHandler mixin: a dropped file imports over the 3D viewport or the outliner."""
+
+    @classmethod
+    def poll_drop(cls, context):
+        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
+
+
+class RSCENE_FH_rscene(DropOnViews, bpy.types.FileHandler):
     bl_idname = "RSCENE_FH_rscene"
     bl_label = "RaiSim Scene"
     bl_import_operator = "import_scene.rscene"
     bl_export_operator = "export_scene.rscene"
     bl_file_extensions = ".rscene"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
 
 
 # The other formats share the import/export code; only the file type differs.
@@ -202,26 +206,18 @@ _OUR_IMPORTERS = frozenset(_runtime_idname(op.bl_idname)
                            for op in [RSCENE_OT_import, RSCENE_OT_import_robot] + [imp for imp, _ in FORMAT_OPERATORS])
 
 
-class RSCENE_FH_robot(bpy.types.FileHandler):
+class RSCENE_FH_robot(DropOnViews, bpy.types.FileHandler):
     bl_idname = "RSCENE_FH_robot"
     bl_label = "Robot (URDF, MJCF)"
     bl_import_operator = "import_scene.rscene_robot"
     bl_file_extensions = ".urdf;.mjcf"
 
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
 
-
-class RSCENE_FH_other_formats(bpy.types.FileHandler):
+class RSCENE_FH_other_formats(DropOnViews, bpy.types.FileHandler):
     bl_idname = "RSCENE_FH_other_formats"
     bl_label = "Robotics scene (XML, JSONC)"
     bl_import_operator = "import_scene.airsim_scene"
     bl_file_extensions = ".jsonc"
-
-    @classmethod
-    def poll_drop(cls, context):
-        return context.area is not None and context.area.type in {"VIEW_3D", "OUTLINER"}
 
 
 def menu_import(self, context):
