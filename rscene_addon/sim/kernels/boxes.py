@@ -113,9 +113,8 @@ def box_plane(pidx, pos, rot, h, n, d, margin, max_points, out_pair, out_pt, out
 
 
 @njit(cache=True)
-def _closest_segments(p1, q1, p2, q2, out):
-    """Write into ``out`` the midpoint of the closest points of segments p1-q1 and p2-q2 (sim.closest's
-    rules)."""
+def closest_segments(p1, q1, p2, q2):
+    """``closest.closest_segment_segment`` for one pair: (s, t) on p1-q1 and p2-q2 (sim.closest's rules)."""
     eps = 1e-12
     d1 = (q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2])
     d2 = (q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2])
@@ -141,8 +140,15 @@ def _closest_segments(p1, q1, p2, q2, out):
         s = min(max(-c / aa, 0.0), 1.0)
     if second_point:
         t = 0.0
+    return s, t
+
+
+@njit(cache=True)
+def _closest_segments(p1, q1, p2, q2, out):
+    """Write into ``out`` the midpoint of the closest points of segments p1-q1 and p2-q2."""
+    s, t = closest_segments(p1, q1, p2, q2)
     for x in range(3):
-        out[x] = 0.5 * ((p1[x] + d1[x] * s) + (p2[x] + d2[x] * t))
+        out[x] = 0.5 * ((p1[x] + (q1[x] - p1[x]) * s) + (p2[x] + (q2[x] - p2[x]) * t))
 
 
 @njit(cache=True)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .boxes import _reduce
+from .boxes import _reduce, closest_segments
 
 
 @njit(cache=True)
@@ -61,40 +61,6 @@ def closest_on_segment(px, py, pz, ax, ay, az, bx, by, bz):
     t = ((px - ax) * ux + (py - ay) * uy + (pz - az) * uz) / (denom if denom > 0 else 1.0)
     t = min(max(t, 0.0), 1.0)
     return ax + ux * t, ay + uy * t, az + uz * t, t
-
-
-@njit(cache=True)
-def closest_segments(p1, q1, p2, q2):
-    """``closest.closest_segment_segment`` for one pair: (s, t) on p1-q1 and p2-q2."""
-    eps = 1e-12
-    d1 = (q1[0] - p1[0], q1[1] - p1[1], q1[2] - p1[2])
-    d2 = (q2[0] - p2[0], q2[1] - p2[1], q2[2] - p2[2])
-    r = (p1[0] - p2[0], p1[1] - p2[1], p1[2] - p2[2])
-    a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
-    e = d2[0] * d2[0] + d2[1] * d2[1] + d2[2] * d2[2]
-    f = d2[0] * r[0] + d2[1] * r[1] + d2[2] * r[2]
-    c = d1[0] * r[0] + d1[1] * r[1] + d1[2] * r[2]
-    b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
-    denom = a * e - b * b
-    s = min(max((b * f - c * e) / denom, 0.0), 1.0) if denom > eps * max(a * e, eps) else 0.0
-    t = (b * s + f) / e if e > eps else 0.0
-    aa = a if a > eps else 1.0
-    if t < 0:
-        s = min(max(-c / aa, 0.0), 1.0)
-    if t > 1:
-        s = min(max((b - c) / aa, 0.0), 1.0)
-    t = min(max(t, 0.0), 1.0)
-    first_point = a <= eps
-    second_point = e <= eps
-    if first_point:
-        s = 0.0
-    if first_point and not second_point:
-        t = min(max(f / (e if e > eps else 1.0), 0.0), 1.0)
-    if second_point and not first_point:
-        s = min(max(-c / aa, 0.0), 1.0)
-    if second_point:
-        t = 0.0
-    return s, t
 
 
 @njit(cache=True)
