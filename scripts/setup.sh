@@ -124,4 +124,8 @@ for name in "${ORDER[@]}"; do
   fi
 done
 
+# The BOP toolkit (a test-only reference, not on PyPI): built into .venv/bop when a clone is found;
+# otherwise its test skips saying so. A failure here is reported, never fatal to the main setup.
+bash "$ROOT/scripts/setup_bop_toolkit.sh" || log "bop toolkit: setup failed (tests/blender/test_bop_toolkit.py will skip)"
+
 log "all environments ready in $((SECONDS - t_all)) s"
