@@ -73,7 +73,7 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
                                        "unknown record kind: kept as written", "warning"))
             continue
         if decoded:  # positional fields done column-wise; keys are few and vary
-            problems = record.decode_keys()
+            problems = record.decode_keys(record.surplus_errors())
         else:
             problems = record.structure_errors()
             if not problems:
