@@ -1,0 +1,85 @@
+"""Import fidelity as an artist meets it: a CoppeliaSim inline mesh is a real mesh with the file's vertices and
+its ``ambientDiffuse`` colour, a camera under a dummy stays under it, and an untouched export is unchanged.
+Truth: the numbers written in the test file and the manual's frame rules (R = Rx Ry Rz, camera along +z)."""
+import re
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Vector
+
+from rscene_addon.blender import extract, scene_import
+from rscene_addon.formats import coppelia_xml, rscene
+
+XML = Path(__file__).resolve().parents[1] / "unit" / "formats" / "data" / "inline_mesh.simscene.xml"
+
+
+def _file_numbers(tag: str) -> np.ndarray:
+    text = re.search(rf"<{tag}>([^<]*)</{tag}>", XML.read_text()).group(1)
+    return np.array([float(t) for t in text.split()])
+
+
+def _object(path):
+    return next(ob for ob in bpy.data.objects if ob.rscene.path == path)
+
+
+def _import():
+    assert bpy.ops.import_scene.coppelia_xml(filepath=str(XML)) == {"FINISHED"}
+    bpy.context.view_layer.update()
+
+
+def test_inline_mesh_is_a_mesh_with_the_files_vertices_and_colour(blank):
+    _import()
+    crate = _object("/World/crate")
+    assert crate.type == "MESH" and not crate.name.startswith("MISSING")
+    mesh = crate.data
+    coords = np.empty(len(mesh.vertices) * 3)
+    mesh.vertices.foreach_get("co", coords)
+    expected = _file_numbers("vertices").reshape(-1, 3)
+    assert len(mesh.vertices) == len(expected) == 8
+    np.testing.assert_allclose(coords.reshape(-1, 3), expected, atol=1e-7)  # float32 in Blender
+    assert len(mesh.polygons) == len(_file_numbers("indices")) // 3 == 12
+    bsdf = next(n for n in mesh.materials[0].node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+    assert tuple(bsdf.inputs["Base Color"].default_value)[:3] == pytest.approx((1.0, 167 / 255, 36 / 255))
+    assert crate.matrix_world.translation == Vector((0.0, 0.0, 0.3))
+
+
+def test_primitive_ambient_diffuse_colour_is_on_its_material(blank):
+    _import()
+    floor = _object("/World/floor")
+    material = floor.material_slots[0].material
+    assert tuple(material.diffuse_color)[:3] == pytest.approx((209 / 255,) * 3)
+
+
+def test_camera_under_a_dummy_keeps_its_parent_and_follows_it(blank):
+    _import()
+    mount, camera = _object("/World/cameraMount"), _object("/World/cameraMount/DefaultCamera")
+    assert camera.parent is mount
+    # dummy at (1, 0, 1) turned 90 deg about z; camera 0.1 m along the dummy's x: world (1, 0.1, 1)
+    assert tuple(camera.matrix_world.translation) == pytest.approx((1.0, 0.1, 1.0), abs=1e-6)
+    # a CoppeliaSim camera looks along its local +z; Rz leaves z alone: it looks up the world z axis
+    view = camera.matrix_world.to_3x3() @ Vector((0.0, 0.0, -1.0))  # Blender cameras look along -z
+    assert tuple(view) == pytest.approx((0.0, 0.0, 1.0), abs=1e-6)
+    mount.location.x += 2.0
+    bpy.context.view_layer.update()
+    assert tuple(camera.matrix_world.translation) == pytest.approx((3.0, 0.1, 1.0), abs=1e-6)
+
+
+def test_untouched_export_is_unchanged(blank, tmp_path):
+    _import()
+    out = tmp_path / "out.simscene.xml"
+    assert bpy.ops.export_scene.coppelia_xml(filepath=str(out)) == {"FINISHED"}
+    expected, _ = coppelia_xml.dumps(coppelia_xml.read(str(XML)), str(out))
+    assert out.read_text() == expected
+    assert "<vertices>" in expected and "MISSING" not in expected
+
+
+def test_untouched_rscene_export_of_the_converted_scene_is_byte_identical(blank, tmp_path):
+    source = tmp_path / "converted.rscene"
+    source.write_text(rscene.dumps(coppelia_xml.read(str(XML))))
+    scene_import.import_scene_file(str(source), bpy.context.scene)
+    assert _object("/World/cameraMount/DefaultCamera").parent is _object("/World/cameraMount")
+    out = tmp_path / "out.rscene"
+    extract.export_scene(bpy.context.scene, str(out))
+    assert out.read_bytes() == source.read_bytes()
