@@ -25,7 +25,8 @@ from ..model.record import paused_gc
 from ..scene_geometry.primitives import ROUND_PRIMITIVES, primitive_size
 from . import conventions as cv
 from . import assets, meshes, sources, world
-from .materials import ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material
+from .materials import (ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material,
+                        paint_terrain)
 from .support_records import build_support_record
 from .transaction import Transaction
 
@@ -410,7 +411,7 @@ class SceneBuilder:
             if len(values) == xs * ys:
                 attribute = mesh.attributes.new(name, "FLOAT", "POINT")
                 attribute.data.foreach_set("value", np.asarray(values, dtype=np.float32))
-        mesh.materials.append(self.material(record.get("material")))
+        mesh.materials.append(paint_terrain(mesh, self.scene, record) or self.material(record.get("material")))
         ob = self.new_object(record, mesh)
         ob.location = record.get("center")
         return ob

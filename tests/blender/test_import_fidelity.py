@@ -11,6 +11,7 @@ from mathutils import Vector
 
 from rscene_addon.blender import extract, scene_import
 from rscene_addon.formats import coppelia_xml, rscene
+from tests.corpus import EXAMPLE
 
 XML = Path(__file__).resolve().parents[1] / "unit" / "formats" / "data" / "inline_mesh.simscene.xml"
 
@@ -83,3 +84,40 @@ def test_untouched_rscene_export_of_the_converted_scene_is_byte_identical(blank,
     out = tmp_path / "out.rscene"
     extract.export_scene(bpy.context.scene, str(out))
     assert out.read_bytes() == source.read_bytes()
+
+
+def _terrain_base_color(ob):
+    """The terrain material's Base Color input: (the colour attribute feeding it, or None; its own value)."""
+    material = ob.data.materials[0]
+    bsdf = next(n for n in material.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+    socket = bsdf.inputs["Base Color"]
+    source = socket.links[0].from_node if socket.is_linked else None
+    return material, source
+
+
+def test_terrain_material_shows_the_terrain_texture_colour(blank):
+    """The newer document's example: terrain_texture 0 grass color=0.3,0.45,0.2 and a terrain with
+    material=- and baseTexture=0: every sample is that grass colour, not the light grey default."""
+    scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
+    terrain = _object("/World/Terrain")
+    material, source = _terrain_base_color(terrain)
+    assert source is not None and source.type == "ATTRIBUTE"
+    attribute = terrain.data.color_attributes[source.attribute_name]
+    assert attribute.domain == "POINT" and len(attribute.data) == 9
+    colors = np.empty(len(attribute.data) * 4, dtype=np.float32)
+    attribute.data.foreach_get("color", colors)
+    np.testing.assert_allclose(colors.reshape(-1, 4), np.tile((0.3, 0.45, 0.2, 1.0), (9, 1)), atol=1e-7)
+    assert tuple(material.diffuse_color) == pytest.approx((0.3, 0.45, 0.2, 1.0))
+    bsdf = next(n for n in material.node_tree.nodes if n.type == "BSDF_PRINCIPLED")
+    assert bsdf.inputs["Roughness"].default_value == pytest.approx(0.9)  # the grass layer's roughness
+
+
+def test_a_terrain_that_names_a_material_keeps_it(blank, tmp_path):
+    text = EXAMPLE.read_text().replace("terrain_region /World/Terrain 3 3 4 4 0 0 0 parentGroupId=- material=-",
+                                       "terrain_region /World/Terrain 3 3 4 4 0 0 0 parentGroupId=- material=crate")
+    assert text != EXAMPLE.read_text()
+    path = tmp_path / "named.rscene"
+    path.write_text(text)
+    scene_import.import_scene_file(str(path), bpy.context.scene)
+    material, source = _terrain_base_color(_object("/World/Terrain"))
+    assert source is None and material.get("rscene_id") == "crate"
