@@ -76,7 +76,7 @@ class AssetLibrary:
         except MeshFormatError as exc:
             self.warn(str(exc))
             return None
-        data = mesh_from_arrays(os.path.basename(record.path) or "mesh", vertices, triangles)
+        data = mesh_from_arrays(os.path.basename(record.path or "") or "mesh", vertices, triangles)
         data.materials.append(material)
         return data
 

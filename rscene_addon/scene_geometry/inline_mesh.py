@@ -1,4 +1,5 @@
-"""A mesh carried inside its record: the ``meshVertices`` / ``meshIndices`` keys of an ``object`` record.
+"""A mesh carried inside its record: the ``meshVertices`` / ``meshIndices`` keys of an ``object`` record (or of
+a ``compound_child``, a part of a compound).
 
 CoppeliaSim's simple XML may inline a shape's mesh (``<vertices>x y z ...</vertices>``, ``<indices>`` three per
 triangle) instead of naming a file; its reader keeps them as these two keys (comma-separated numbers), so
@@ -15,6 +16,14 @@ from .mesh_files import MeshFormatError
 VERTICES_KEY, INDICES_KEY = "meshVertices", "meshIndices"
 
 
+def _label(record) -> str:
+    """The record's path, or for a compound part ``compound_child of <compound>``."""
+    if record.path:
+        return record.path
+    owner = record.get("compound") if record.schema is not None and record.schema.field("compound") else None
+    return f"{record.tag} of {owner}" if owner else record.tag
+
+
 def has_inline_mesh(record) -> bool:
     return bool(record.raw_keys.get(VERTICES_KEY, "-") not in ("", "-"))
 
@@ -24,7 +33,7 @@ def _numbers(record, key: str) -> np.ndarray:
         text = decode_text(record.raw_keys.get(key, ""))
         return np.array(text.replace(",", " ").split(), dtype=np.float64)
     except ValueError:
-        raise MeshFormatError(f"{record.path}: {key} is not a list of numbers") from None
+        raise MeshFormatError(f"{_label(record)}: {key} is not a list of numbers") from None
 
 
 def inline_mesh(record) -> tuple[np.ndarray, np.ndarray] | None:
@@ -35,13 +44,13 @@ def inline_mesh(record) -> tuple[np.ndarray, np.ndarray] | None:
         return None
     vertices, indices = _numbers(record, VERTICES_KEY), _numbers(record, INDICES_KEY)
     if vertices.size == 0 or vertices.size % 3 or indices.size % 3:
-        raise MeshFormatError(f"{record.path}: {VERTICES_KEY} needs x y z per vertex ({vertices.size} numbers) "
+        raise MeshFormatError(f"{_label(record)}: {VERTICES_KEY} needs x y z per vertex ({vertices.size} numbers) "
                               f"and {INDICES_KEY} three per triangle ({indices.size} numbers)")
     if not np.isfinite(vertices).all():
-        raise MeshFormatError(f"{record.path}: a vertex coordinate is not a finite number")
+        raise MeshFormatError(f"{_label(record)}: a vertex coordinate is not a finite number")
     count = vertices.size // 3
     if indices.size and (indices.min() < 0 or indices.max() >= count or not (indices == np.round(indices)).all()):
-        raise MeshFormatError(f"{record.path}: a triangle names a vertex that does not exist ({count} vertices)")
+        raise MeshFormatError(f"{_label(record)}: a triangle names a vertex that does not exist ({count} vertices)")
     return vertices.reshape(-1, 3), indices.astype(np.int64).reshape(-1, 3)
 
 

@@ -524,6 +524,12 @@ def _compound(b: _Builder, scene, rec, children) -> None:
         elif prim in ("cylinder", "capsule"):
             dims = ((radius if radius > 0 else 0.5) * cscale[0], (height if height > 0 else 1.0) * cscale[2])
             b.add_primitive(body, prim, cpos, cquat, dims, **kw)
+        elif prim == "mesh" and has_inline_mesh(child):  # a part with its own triangles (CoppeliaSim inline)
+            try:
+                b.add_hull(body, inline_mesh(child)[0] * cscale, cpos, cquat, **kw)
+            except MeshFormatError as exc:
+                b.warn(f"{exc}; part skipped")
+                continue
         else:
             b.warn(f"{path}: compound child primitive {prim!r} simulated as a box from its scale")
             b.add_primitive(body, "box", cpos, cquat, cscale, **kw)

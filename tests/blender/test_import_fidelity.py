@@ -121,3 +121,18 @@ def test_a_terrain_that_names_a_material_keeps_it(blank, tmp_path):
     scene_import.import_scene_file(str(path), bpy.context.scene)
     material, source = _terrain_base_color(_object("/World/Terrain"))
     assert source is None and material.get("rscene_id") == "crate"
+
+
+def test_a_compound_part_with_inline_triangles_is_a_mesh(blank, tmp_path):
+    text = XML.read_text()
+    mesh = re.search(r"<mesh>.*?</mesh>", text, re.S).group(0)
+    path = tmp_path / "compound.simscene.xml"
+    path.write_text(text.replace(mesh, f"<compound>{mesh}<primitive><type>cuboid</type></primitive></compound>"))
+    assert bpy.ops.import_scene.coppelia_xml(filepath=str(path)) == {"FINISHED"}
+    crate = _object("/World/crate")
+    parts = {ob.get("rscene_compound_child"): ob for ob in crate.children}
+    assert len(parts) == 2 and all(ob.type == "MESH" for ob in parts.values())
+    mesh_part = next(ob for ob in parts.values() if len(ob.data.vertices) == 8 and len(ob.data.polygons) == 12)
+    coords = np.empty(24)
+    mesh_part.data.vertices.foreach_get("co", coords)
+    np.testing.assert_allclose(coords.reshape(-1, 3), _file_numbers("vertices").reshape(-1, 3), atol=1e-7)

@@ -72,3 +72,29 @@ def test_the_simulator_collides_with_the_inline_mesh():
     position, _ = world.body_pose("/World/crate")
     assert position[2] == pytest.approx(0.05, abs=2e-3)
     assert np.hypot(position[0], position[1]) < 1e-3
+
+
+def _compound_xml() -> str:
+    """The test file with its crate made a compound: the inline cube 0.2 m along x beside a 0.1 m cuboid."""
+    text = FILE.read_text()
+    mesh = re.search(r"<mesh>.*?</mesh>", text, re.S).group(0)
+    part = mesh.replace("<position>0 0 0</position>", "<position>0.2 0 0</position>")
+    cuboid = "<primitive><type>cuboid</type><size>0.1 0.1 0.1</size></primitive>"
+    return text.replace(mesh, f"<compound>{part}{cuboid}</compound>")
+
+
+def test_a_compound_part_with_inline_triangles():
+    scene = coppelia_xml.loads(_compound_xml())
+    (part,) = [c for c in scene.of("compound_child") if c.get("primitive") == "mesh"]
+    vertices, triangles = inline_mesh(part)
+    np.testing.assert_array_equal(vertices, _file_numbers("vertices").reshape(-1, 3))
+    assert tuple(part.get("position")) == (0.2, 0.0, 0.0)
+    text, warnings = coppelia_xml.dumps(scene)
+    assert not any("mesh part" in w for w in warnings)
+    (again,) = [c for c in coppelia_xml.loads(text).of("compound_child") if c.get("primitive") == "mesh"]
+    np.testing.assert_array_equal(inline_mesh(again)[1], triangles)
+    world = World.from_scene(scene, backend="numpy")
+    for _ in range(int(round(1.5 / world.dt))):
+        world.step()
+    position, _ = world.body_pose("/World/crate")
+    assert position[2] == pytest.approx(0.05, abs=2e-3)  # both parts 0.1 m tall (a box from a unit scale: 0.5)
