@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from mathutils import Vector
 
-from rscene_addon.blender import extract, scene_import
+from rscene_addon.blender import compat, extract, scene_import
 from rscene_addon.formats import coppelia_xml, rscene
 from tests.corpus import EXAMPLE
 
@@ -136,3 +136,32 @@ def test_a_compound_part_with_inline_triangles_is_a_mesh(blank, tmp_path):
     coords = np.empty(24)
     mesh_part.data.vertices.foreach_get("co", coords)
     np.testing.assert_allclose(coords.reshape(-1, 3), _file_numbers("vertices").reshape(-1, 3), atol=1e-7)
+
+
+def test_terrain_renders_in_its_grass_colour(blank, tmp_path):
+    """Cycles, a camera straight down on the example's terrain under a uniform white sky, linear EXR: the
+    pixels have the grass colour's proportions (0.3 : 0.45 : 0.2), not the grey default's (B > G > R)."""
+    scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
+    bl = bpy.context.scene
+    for ob in bl.objects:
+        if ob.type != "CAMERA" and ob.rscene.path != "/World/Terrain":
+            ob.hide_render = True
+    camera = bl.camera
+    camera.location, camera.rotation_mode, camera.rotation_euler = (0.0, 0.0, 3.0), "XYZ", (0.0, 0.0, 0.0)
+    camera.data.type, camera.data.ortho_scale = "ORTHO", 1.0  # the middle metre of the 4 m terrain
+    world = bpy.data.worlds.new("white")
+    compat.enable_world_nodes(world)
+    world.node_tree.nodes["Background"].inputs["Color"].default_value = (1.0, 1.0, 1.0, 1.0)
+    bl.world = world
+    bl.render.engine = "CYCLES"
+    bl.cycles.samples, bl.cycles.device = 16, "CPU"
+    bl.render.resolution_x = bl.render.resolution_y = 4
+    bl.render.resolution_percentage = 100
+    bl.render.image_settings.file_format = "OPEN_EXR"
+    bl.render.filepath = str(tmp_path / "terrain.exr")
+    bpy.ops.render.render(write_still=True)
+    image = bpy.data.images.load(str(tmp_path / "terrain.exr"))
+    pixels = np.array(image.pixels[:]).reshape(4, 4, 4)[..., :3].reshape(-1, 3).mean(axis=0)
+    r, g, b = pixels
+    assert g > r > b > 0
+    assert r / g == pytest.approx(0.3 / 0.45, abs=0.08) and b / g == pytest.approx(0.2 / 0.45, abs=0.08)
