@@ -46,6 +46,7 @@ class ImportOptions:
 
 
 _UNIT = (1.0, 1.0, 1.0)
+_MOVING_KINDS = ("articulated", "deformable", "granular")  # always moved by the simulator (or its bake)
 _QUATERNION_MODE = bpy.types.Object.bl_rna.properties["rotation_mode"].enum_items["QUATERNION"].value
 
 
@@ -250,11 +251,16 @@ class SceneBuilder:
         hangs under that node's object, so moving the parent in Blender carries it along. Such records hold
         world poses (their scenes set ``inheritedTransforms=false``), so the parent inverse is the parent's
         pose at import: every object stays where its record puts it, and its location still reads the
-        record's position. Folders stay collections; an object parented by its builder keeps that parent."""
+        record's position. Folders stay collections; an object parented by its builder keeps that parent.
+        A body the simulator moves stays unparented: it moves on its own (bake keys its world pose), as the
+        bodies under a CoppeliaSim joint do; what it carries (a camera, a marker) follows it."""
         scene = self.scene
         for record in records:
             if record.raw_keys.get("parentGroupId", "-") in ("", "-"):
                 continue  # the common case, decided on the raw text
+            if record.tag in _MOVING_KINDS or (record.tag in ("object", "compound")
+                                               and record.get("bodyMode") in ("dynamic", "kinematic")):
+                continue
             parent = scene.parent_of(record)
             ob, parent_ob = built.get(id(record)), built.get(id(parent))
             if parent is None or parent.tag == "group" or ob is None or parent_ob is None or ob.parent is not None:

@@ -165,3 +165,17 @@ def test_terrain_renders_in_its_grass_colour(blank, tmp_path):
     r, g, b = pixels
     assert g > r > b > 0
     assert r / g == pytest.approx(0.3 / 0.45, abs=0.08) and b / g == pytest.approx(0.2 / 0.45, abs=0.08)
+
+
+def test_bodies_the_simulator_moves_stay_unparented(blank):
+    """The manual's BubbleRob: a dynamic wheel under a joint under the dynamic body. The wheel moves on its
+    own (bake keys its world pose, so a Blender parent would move it twice); the joint marker, which the
+    simulator does not move, rides on the body."""
+    assert bpy.ops.import_scene.coppelia_xml(filepath=str(XML.parent / "bubblerob.simscene.xml")) == {"FINISHED"}
+    body = _object("/World/bubbleRob")
+    joint = _object("/World/bubbleRob/bubbleRobLeftMotor")
+    wheel = _object("/World/bubbleRob/bubbleRobLeftMotor/bubbleRobLeftWheel")
+    assert body.rscene.body_mode == "dynamic" and body.parent is None
+    assert joint.parent is body and wheel.parent is None
+    bpy.context.view_layer.update()
+    assert tuple(wheel.matrix_world.translation) == pytest.approx((0.05, 0.1, 0.04), abs=1e-6)  # as read
