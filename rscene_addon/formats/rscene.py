@@ -73,11 +73,12 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
                                        "unknown record kind: kept as written", "warning"))
             continue
         if decoded:  # positional fields done column-wise; keys are few and vary
-            problems = record.decode_keys(record.surplus_errors())
+            problems = record.decode_keys()
         else:
             problems = record.structure_errors()
             if not problems:
                 problems = record.decode_all()
+        problems += record.surplus_errors()  # tokens beyond the layout: kept, but reported
         rule = RECORD_CHECKS.get(record.tag)
         if rule is not None and not problems:
             problems = rule(record, scene, seen)

@@ -120,10 +120,9 @@ class Record:
         self._split = True
 
     def structure_errors(self) -> list[str]:
-        """Positional after key, repeated key, missing or surplus positional fields."""
+        """Positional after key, repeated key, missing positional fields (surplus ones: ``surplus_errors``)."""
         self._ensure_split()
         errors = list(getattr(self, "_problems", None) or ())
-        errors.extend(self.surplus_errors())
         count = len(self._pos)
         if self.schema is not None and self.schema.layout_for(count) is None:
             shortest = self.schema.layouts[-1]
