@@ -2,7 +2,8 @@
 
 Each file is imported once with Blender's own importer into a collection that is not linked to the
 scene; every object using it shows that collection as an instance (shared data, fast, editable in one
-place). A ``.rasset`` adds its collision shapes as hidden wireframe children. A missing file gives a
+place). A ``.rasset`` adds its collision shapes as hidden wireframe children. A mesh inlined in its record
+(:mod:`rscene_addon.scene_geometry.inline_mesh`) becomes the object's own mesh data. A missing file gives a
 clearly named placeholder and a warning.
 """
 from __future__ import annotations
@@ -12,10 +13,11 @@ import os
 import bpy
 
 from ..scene_geometry.collada import read_collada
+from ..scene_geometry.inline_mesh import has_inline_mesh, inline_mesh
 from ..scene_geometry.mesh_files import MeshFormatError, Rasset, read_rasset
 from . import conventions as cv
 from .materials import link_texture, new_material
-from .meshes import mesh_from_triangles
+from .meshes import mesh_from_arrays, mesh_from_triangles
 
 IMPORTERS = {
     ".gltf": lambda p: bpy.ops.import_scene.gltf(filepath=p),
@@ -62,6 +64,21 @@ class AssetLibrary:
                 if value:
                     return value
         return ""
+
+    def inline_data(self, record, material):
+        """Mesh data for a record that carries its own triangles (CoppeliaSim's inline ``<vertices>``/
+        ``<indices>``), with the record's material; None when it has none or they are malformed (warned:
+        the object then takes the placeholder path of a missing file)."""
+        if not has_inline_mesh(record):
+            return None
+        try:
+            vertices, triangles = inline_mesh(record)
+        except MeshFormatError as exc:
+            self.warn(str(exc))
+            return None
+        data = mesh_from_arrays(os.path.basename(record.path or "") or "mesh", vertices, triangles)
+        data.materials.append(material)
+        return data
 
     def attach(self, ob, record, placeholders: bool, primitives) -> None:
         ref = self.mesh_reference(record)

@@ -9,6 +9,7 @@ import os
 
 import bpy
 
+from ..scene_geometry.terrain_colors import base_slot, layer_roughness, terrain_colors
 from . import compat
 
 ENGINE_DEFAULT_COLOR = (0.55, 0.62, 0.72, 1.0)
@@ -78,6 +79,28 @@ def link_texture(material, path: str, socket: str = "Base Color", colorspace: st
     node.image.colorspace_settings.name = colorspace
     if socket in bsdf.inputs:
         tree.links.new(node.outputs["Color"], bsdf.inputs[socket])
+
+
+TERRAIN_COLOR_ATTRIBUTE = "rscene_terrain_color"
+
+
+def paint_terrain(mesh, scene, record):
+    """The material of a terrain that names no material of its own: its samples' colours from the
+    ``terrain_texture`` layers (:mod:`rscene_addon.scene_geometry.terrain_colors`) as a point colour
+    attribute feeding Base Color, and the base layer's roughness. None when the terrain names a material."""
+    if record.get("material") not in ("", "engine_default"):
+        return None
+    colors = terrain_colors(scene, record)
+    attribute = mesh.color_attributes.new(TERRAIN_COLOR_ATTRIBUTE, "FLOAT_COLOR", "POINT")
+    attribute.data.foreach_set("color", colors.astype("float32").ravel())
+    mean = tuple(float(v) for v in colors.mean(axis=0)[:3]) + (1.0,)  # the viewport's solid colour
+    material = new_material(f"{mesh.name} terrain", mean, roughness=layer_roughness(scene, base_slot(record)))
+    tree = material.node_tree
+    node = tree.nodes.new("ShaderNodeAttribute")
+    node.attribute_type = "GEOMETRY"
+    node.attribute_name = TERRAIN_COLOR_ATTRIBUTE
+    tree.links.new(node.outputs["Color"], _bsdf(material).inputs["Base Color"])
+    return material
 
 
 def material_values(material) -> dict:

@@ -25,7 +25,8 @@ from ..model.record import paused_gc
 from ..scene_geometry.primitives import ROUND_PRIMITIVES, primitive_size
 from . import conventions as cv
 from . import assets, meshes, sources, world
-from .materials import ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material
+from .materials import (ENGINE_DEFAULT_COLOR, ENGINE_DEFAULT_ROUGHNESS, material_from_record, new_material,
+                        paint_terrain)
 from .support_records import build_support_record
 from .transaction import Transaction
 
@@ -45,6 +46,7 @@ class ImportOptions:
 
 
 _UNIT = (1.0, 1.0, 1.0)
+_MOVING_KINDS = ("articulated", "deformable", "granular")  # always moved by the simulator (or its bake)
 _QUATERNION_MODE = bpy.types.Object.bl_rna.properties["rotation_mode"].enum_items["QUATERNION"].value
 
 
@@ -214,12 +216,14 @@ class SceneBuilder:
         node_uids = []
         parent_collection, root, uids = self._parent_collection, self.root, self._uid_index()
         assets = self.assets
+        built: dict = {}  # id(record) -> its object, for the node parents (_parent_nodes)
         members: dict = {}  # collection -> the objects linked to it here, in order (its own order: it is new)
         links: dict = {}  # collection -> its objects.link, looked up once
         self._poses = poses = []
         for i, record in enumerate(records):
             ob = builders.get(record.tag, support)(record)
             if ob is not None:
+                built[id(record)] = ob
                 node_uids.append(uids[id(record)])  # every builder makes its object with new_object(record)
                 collection = parent_collection.get(id(record), root)
                 link = links.get(collection)
@@ -237,9 +241,34 @@ class SceneBuilder:
                 self.progress(i / total)
         self._poses = None
         self._apply_poses(poses, members)
+        self._parent_nodes(records, built)
         # export removes the records of node objects the user deleted
         self.source["rscene_node_uids"] = node_uids
         self.progress(1.0)
+
+    def _parent_nodes(self, records: list, built: dict) -> None:
+        """A node whose ``parentGroupId`` names another node (CoppeliaSim's nesting: a camera under a dummy)
+        hangs under that node's object, so moving the parent in Blender carries it along. Such records hold
+        world poses (their scenes set ``inheritedTransforms=false``), so the parent inverse is the parent's
+        pose at import: every object stays where its record puts it, and its location still reads the
+        record's position. Folders stay collections; an object parented by its builder keeps that parent.
+        A body the simulator moves stays unparented: it moves on its own (bake keys its world pose), as the
+        bodies under a CoppeliaSim joint do; what it carries (a camera, a marker) follows it."""
+        scene = self.scene
+        for record in records:
+            if record.raw_keys.get("parentGroupId", "-") in ("", "-"):
+                continue  # the common case, decided on the raw text
+            if record.tag in _MOVING_KINDS or (record.tag in ("object", "compound")
+                                               and record.get("bodyMode") in ("dynamic", "kinematic")):
+                continue
+            parent = scene.parent_of(record)
+            ob, parent_ob = built.get(id(record)), built.get(id(parent))
+            if parent is None or parent.tag == "group" or ob is None or parent_ob is None or ob.parent is not None:
+                continue
+            if scene.parent_cycle(record):
+                continue  # reported by the check pass; Blender refuses a loop of parents
+            ob.parent = parent_ob
+            ob.matrix_parent_inverse = parent_ob.matrix_basis.inverted()
 
     def _apply_poses(self, poses: list, members: dict) -> None:
         """Location, quaternion and scale of every ``object`` record: one ``foreach_set`` per collection and
@@ -313,12 +342,14 @@ class SceneBuilder:
         data = None
         if dims is not None:  # the shared mesh carries the material: no material slot per object
             data = self.meshes.get(primitive, *dims, material=self.material(get("material")))
+        elif primitive == "mesh":  # triangles in the record itself (else None: a file, attached below)
+            data = self.assets.inline_data(record, self.material(get("material")))
         ob, props = self._new_object(record, data)
         if self._poses is not None:  # set in bulk once the objects are linked (_build_nodes)
             self._poses.append((ob, get("position"), get("quaternion"), scale))
         else:
             _set_pose(ob, get("position"), get("quaternion"), scale)
-        if primitive == "mesh":
+        if primitive == "mesh" and data is None:
             self.assets.attach(ob, record, self.options.placeholders, self.meshes)
         _set_node_props(props, record, mode)
         # new objects are shown and rendered: only hiding is written
@@ -386,7 +417,7 @@ class SceneBuilder:
             if len(values) == xs * ys:
                 attribute = mesh.attributes.new(name, "FLOAT", "POINT")
                 attribute.data.foreach_set("value", np.asarray(values, dtype=np.float32))
-        mesh.materials.append(self.material(record.get("material")))
+        mesh.materials.append(paint_terrain(mesh, self.scene, record) or self.material(record.get("material")))
         ob = self.new_object(record, mesh)
         ob.location = record.get("center")
         return ob

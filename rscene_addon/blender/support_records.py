@@ -396,8 +396,8 @@ def _child_object(builder, compound_ob, child, index: int):
         data = builder.meshes.get("sphere", radius * sx)
     elif primitive in ("cylinder", "capsule"):
         data = builder.meshes.get(primitive, radius * sx, height * sz)
-    else:
-        data, scale = None, (sx, sy, sz)
+    else:  # a mesh part: its own triangles when it carries them (CoppeliaSim inline), else an empty
+        data, scale = builder.assets.inline_data(child, builder.material(child.get("material"))), (sx, sy, sz)
     ob = bpy.data.objects.new(f"{compound_ob.name} {primitive} {index}", data)
     ob.parent = compound_ob
     ob.location = tuple(child.get("position"))

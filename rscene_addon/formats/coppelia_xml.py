@@ -948,10 +948,15 @@ class _Writer:
             prefix = f"{sub}#{count}." if count > 1 else f"{sub}."
             if primitive == "mesh":
                 mesh = extra_text(part, "mesh")
-                if not mesh:
+                vertices = extra_list(part, "meshVertices")
+                if mesh:
+                    tree.set(prefix + "fileName", self.file_ref(mesh))
+                elif vertices.size:  # inline triangles, as read
+                    tree.set(prefix + "vertices", _vec(vertices))
+                    tree.set(prefix + "indices", " ".join(str(int(i)) for i in extra_list(part, "meshIndices")))
+                else:
                     self.drop(part, "mesh part without a file")
                     continue
-                tree.set(prefix + "fileName", self.file_ref(mesh))
             else:
                 size = tuple(v * s for v, s in zip(part.get("size"), (sx, sy, sz)))
                 if not self.primitive(tree, prefix, part, primitive, size, part.get("radius") * sx, part.get("height") * sz):

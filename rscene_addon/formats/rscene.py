@@ -78,6 +78,7 @@ def check(scene: Scene, path: str | None = None) -> tuple[list[Diagnostic], list
             problems = record.structure_errors()
             if not problems:
                 problems = record.decode_all()
+        problems += record.surplus_errors()  # tokens beyond the layout: kept, but reported
         rule = RECORD_CHECKS.get(record.tag)
         if rule is not None and not problems:
             problems = rule(record, scene, seen)

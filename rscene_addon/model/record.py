@@ -120,7 +120,7 @@ class Record:
         self._split = True
 
     def structure_errors(self) -> list[str]:
-        """Positional after key, repeated key, missing positional fields."""
+        """Positional after key, repeated key, missing positional fields (surplus ones: ``surplus_errors``)."""
         self._ensure_split()
         errors = list(getattr(self, "_problems", None) or ())
         count = len(self._pos)
@@ -136,6 +136,23 @@ class Record:
                 f"missing positional field(s) {', '.join(names)}: {count} given, at least "
                 f"{layout_size(shortest)} needed")
         return errors
+
+    def surplus_errors(self) -> list[str]:
+        """Positional tokens beyond the record's layout. RaiSim's reader ignores them, but for a known kind they
+        are garbage a person would want to hear about (``rayrai_render foo bar baz``), so the check pass
+        reports them; the tokens stay in the record and are written back as they were."""
+        self._ensure_split()
+        if self.schema is None or not self._pos or self.schema.layout_for(len(self._pos)) is None:
+            return []  # unknown kind, or too few tokens (the other error)
+        size = layout_size(self._layout)
+        extra = self._pos[size:]
+        if not extra:
+            return []
+        sizes = [str(layout_size(layout)) for layout in self.schema.layouts]
+        takes = " or ".join(sizes) if len(sizes) < 3 else ", ".join(sizes[:-1]) + " or " + sizes[-1]
+        shown = " ".join(extra[:6]) + (" ..." if len(extra) > 6 else "")
+        return [f"{len(extra)} positional field(s) too many: {shown!r} ({self.schema.tag} takes {takes} "
+                "positional field(s), then key=value fields)"]
 
     def decode_all(self) -> list[str]:
         """Decode every documented field the record has (positional and keys) into the cache.

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..model.fields import Fields
 from ..scene_geometry.cloth_mesh import cloth_mesh
+from ..scene_geometry.inline_mesh import has_inline_mesh, inline_mesh
 from ..scene_geometry.mesh_files import MeshFormatError, read_mesh, read_rasset
 from ..scene_geometry.particles import granular_particles
 from ..scene_geometry.primitives import primitive_size
@@ -433,7 +434,12 @@ def _object(b: _Builder, scene, rec) -> None:
             b.warn(f"{path}: {file} has no collision shapes")
         return
     points = None
-    if file and os.path.isfile(file):
+    if has_inline_mesh(rec):  # the record's own triangles (CoppeliaSim <vertices>/<indices>), before any file
+        try:
+            points = inline_mesh(rec)[0] * float(np.mean(scale))  # scaled as a mesh file is
+        except MeshFormatError as exc:
+            b.warn(f"{exc}; using a box from the scale")
+    elif file and os.path.isfile(file):
         try:
             verts, _ = read_mesh(file)
             points = verts * float(np.mean(scale))  # RaiSim scales meshes by the mean of the three
@@ -518,6 +524,12 @@ def _compound(b: _Builder, scene, rec, children) -> None:
         elif prim in ("cylinder", "capsule"):
             dims = ((radius if radius > 0 else 0.5) * cscale[0], (height if height > 0 else 1.0) * cscale[2])
             b.add_primitive(body, prim, cpos, cquat, dims, **kw)
+        elif prim == "mesh" and has_inline_mesh(child):  # a part with its own triangles (CoppeliaSim inline)
+            try:
+                b.add_hull(body, inline_mesh(child)[0] * cscale, cpos, cquat, **kw)
+            except MeshFormatError as exc:
+                b.warn(f"{exc}; part skipped")
+                continue
         else:
             b.warn(f"{path}: compound child primitive {prim!r} simulated as a box from its scale")
             b.add_primitive(body, "box", cpos, cquat, cscale, **kw)

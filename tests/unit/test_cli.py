@@ -37,6 +37,28 @@ def test_validate_reports_every_error_with_file_and_line(tmp_path):
     assert f"{bad}:4 (object)" in result.stdout
 
 
+def test_validate_warns_of_unknown_kinds_and_refuses_surplus_tokens(tmp_path):
+    """The spec's example with an unknown record kind added: OK, with a warning naming file:line. Then with
+    surplus positional tokens on known kinds (the issue's lines): INVALID, each error naming file:line."""
+    lines = EXAMPLE.read_text().split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith("rayrai_render"))
+    unknown = tmp_path / "unknown.rscene"
+    unknown.write_text("\n".join(lines[:at + 1] + ["mystery_kind 1 2 3"] + lines[at + 1:]))
+    result = run("validate", unknown)
+    assert result.returncode == 0, result.stdout
+    assert f"{unknown}:{at + 2} (mystery_kind): warning: unknown record kind" in result.stdout
+    ball = next(i for i, line in enumerate(lines) if line.startswith("object /World/Ball"))
+    tokens = lines[ball].split(" ")
+    first_key = next(i for i, token in enumerate(tokens) if "=" in token)
+    lines[ball] = " ".join(tokens[:first_key] + ["extra1", "extra2"] + tokens[first_key:])
+    garbage = tmp_path / "garbage.rscene"
+    garbage.write_text("\n".join(lines[:at + 1] + ["rayrai_render foo bar baz"] + lines[at + 1:]))
+    result = run("validate", garbage)
+    assert result.returncode == 1
+    assert f"{garbage}:{at + 2} (rayrai_render): error: 3 positional field(s) too many: 'foo bar baz'" in result.stdout
+    assert f"{garbage}:{ball + 2} (object): error: 2 positional field(s) too many: 'extra1 extra2'" in result.stdout
+
+
 def test_convert_unchanged_rscene_is_byte_identical(tmp_path):
     for path in RSCENE_FILES:
         out = tmp_path / path.name

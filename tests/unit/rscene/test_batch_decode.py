@@ -96,15 +96,15 @@ def test_structure_problems_and_short_layouts_mix_with_good_records():
     rows = [list(OBJECT_FIELDS) for _ in range(20)]
     rows[4] = rows[4][:10]  # too few fields
     rows[9] = rows[9][:19]  # the older 19-field layout
-    rows[12] = rows[12] + ["extra", "tokens"]  # kept, not decoded
+    rows[12] = rows[12] + ["extra", "tokens"]  # kept, not decoded, reported as surplus
     text = scene_text(rows) + "object /World/K box 0 0 0 id=k 1 0 0 0\n"
     fast = outcome(text)
     assert fast == per_record(text)
-    assert sorted({line for line, _, _ in fast[0]}) == [8, 24]
+    assert sorted({line for line, _, _ in fast[0]}) == [8, 16, 24]
 
 
 def test_decoded_values_are_not_shared_between_records_when_mutable():
-    text = H + "".join(f"instanced_visual /World/I{i} box crate - instances=0,0,0,1,0,0,0,1,1,1\n" for i in range(3))
+    text = H + "".join(f"instanced_visual /World/I{i} box instances=0,0,0,1,0,0,0,1,1,1\n" for i in range(3))
     scene = rscene.loads(text)
     a, b = scene.of("instanced_visual")[:2]
     assert a.get("instances") is not b.get("instances")

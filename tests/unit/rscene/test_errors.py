@@ -114,6 +114,13 @@ def test_both_versions_read():
     (BOX.format(mass="-1", mode="dynamic"), "object", "mass must be positive for a dynamic body"),
     ("wire /World/W stiff a b -1", "wire", "length must not be negative"),
     ("wire /World/W stiff a b 1 localIndexB=-2", "wire", "localIndexB must not be negative"),
+    # surplus positional tokens on a known kind (the issue's garbage lines), found by the fast and slow paths
+    ("rayrai_render foo bar baz", "rayrai_render", "3 positional field(s) too many: 'foo bar baz'"),
+    ("rayrai_render foo preset=balanced", "rayrai_render", "1 positional field(s) too many: 'foo'"),
+    (BOX.format(mass="1", mode="dynamic") + " extra1 extra2", "object",
+     "2 positional field(s) too many: 'extra1 extra2' (object takes 25, 19 or 17"),
+    ("gravity 0 0 -9.81 1", "gravity", "1 positional field(s) too many: '1'"),
+    ("time_step 0.001 x y=1", "time_step", "1 positional field(s) too many: 'x'"),
 ])
 def test_bad_line(line, tag, message):
     (d,) = errors(f"{H}time_step 0.001\n{line}\ngravity 0 0 -9.81\n")
@@ -160,6 +167,25 @@ def test_errors_are_checked_in_order_with_the_terrain_before_its_layers():
     diagnostics = errors(text)
     assert where(diagnostics) == [(2, "terrain_splat_layer"), (4, "terrain_splat_layer")]
     assert "weights has 3 values, expected 0 or 4" in diagnostics[1].message
+
+
+def test_surplus_positional_tokens_are_kept_when_parsed_lazily():
+    """The error is the check pass's: a lazy parse keeps the tokens and writes the line back as it was."""
+    text = H + "gravity 0 0 -9.81 extra1 extra2\n"
+    scene = rscene.loads(text, lazy=True)
+    assert scene.records[1].extra_positional == ["extra1", "extra2"]
+    assert rscene.dumps(scene) == text
+    errs, _ = rscene.check(scene, "s.rscene")
+    assert [str(d) for d in errs] == ["s.rscene:2 (gravity): error: 2 positional field(s) too many: "
+                                      "'extra1 extra2' (gravity takes 3 positional field(s), then key=value fields)"]
+
+
+def test_an_object_in_an_older_layout_has_no_surplus():
+    """19 positional fields is the older object layout (not 19 of 25 plus nothing): no error."""
+    old = "object /World/A box 0 0 1 1 0 0 0 1 1 1 0.5 1 1 default - true false"
+    assert rscene.loads(H + old + "\n").records[1].get("mass") == 1
+    (d,) = errors(H + old + " x\n")
+    assert "1 positional field(s) too many: 'x'" in d.message
 
 
 def test_lazy_parse_defers_value_errors():
