@@ -1,4 +1,5 @@
-"""``run(request) -> RenderResult``: open the scene, render the request's frames, write the annotations.
+"""``run(request) -> RenderResult``: open the scene, simulate it when its bodies move (as ``bake`` does,
+``request.simulate``), render the request's frames, write the annotations.
 
 The one entry point for a render from a file: the ``render`` command prints around it, the ``dataset``
 units call it in their worker processes. Failures raise :class:`~..products.request.RenderError`
@@ -59,6 +60,37 @@ def open_scene(scene_path: str, report=None):
     return bpy.context.scene
 
 
+def _simulate_first(bl_scene, frames, request: RenderRequest, report, cancel) -> bool:
+    """Simulate and bake a scene whose bodies move and that plays no bake yet, from its start frame to
+    the last frame the run reads (its frames, and after them what flow, lidar sweeps and IMU samples
+    read: up to one frame step or two frames more), as ``bake`` does. Every chunk of a run simulates
+    from the same start, so chunks agree. Returns False when cancelled."""
+    from ..blender.bake import current_scene_model
+    from ..blender.simulation import SimulationFailed, has_bake, moves, simulate_and_bake
+    from ..sim import Cancelled
+    frames = list(frames)
+    if not frames or has_bake(bl_scene):
+        return True
+    start = bl_scene.frame_start
+    steps = {b - a for a, b in zip(frames, frames[1:])}
+    end = max(frames) + max(2, max(steps, default=1))
+    if end <= start:
+        return True
+    bl_scene.frame_set(start)
+    scene_model = current_scene_model(bl_scene)
+    if not moves(scene_model):
+        return True
+    say = (lambda text: report("INFO", text)) if report is not None else None
+    try:
+        simulate_and_bake(bl_scene, start, end, request.substeps, scene_model=scene_model,
+                          backend=request.backend, say=say, cancel=cancel)
+    except Cancelled:
+        return False
+    except SimulationFailed as exc:
+        raise RenderError(f"{request.scene}: {exc} (render with --static to skip the simulation)") from None
+    return True
+
+
 def run(request: RenderRequest, progress=None, cancel=None, report=None) -> RenderResult:
     """Render ``request`` (see :class:`RenderRequest`); ``progress(fraction, message)`` after each step,
     ``cancel()`` returning True stops between steps (``result.cancelled``), ``report(level, message)``
@@ -69,6 +101,9 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
         frames = request.frames
         if frames is None:
             frames = range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1))
+        if request.simulate and not _simulate_first(bl_scene, frames, request, report, cancel):
+            return RenderResult(out_dir=os.path.abspath(request.out_dir), frames=list(frames), cancelled=True,
+                                seconds=time.perf_counter() - started)
         if request.chunk is not None:
             frames = take_chunk(frames, *request.chunk)
             if report is not None:
