@@ -101,9 +101,7 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
         frames = request.frames
         if frames is None:
             frames = range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1))
-        if request.simulate and not _simulate_first(bl_scene, frames, request, report, cancel):
-            return RenderResult(out_dir=os.path.abspath(request.out_dir), frames=list(frames), cancelled=True,
-                                seconds=time.perf_counter() - started)
+        every_frame = frames  # a chunk simulates what the whole run would: chunks agree
         if request.chunk is not None:
             frames = take_chunk(frames, *request.chunk)
             if report is not None:
@@ -111,7 +109,10 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
                 report("INFO", f"chunk {k}/{n}: frames " + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
         from .pipeline import RenderJob
         job = RenderJob(bl_scene, request.out_dir, list(frames), request.samples, list(request.sensors or ()),
-                        request.options, request.chunk, report=report)
+                        request.options, request.chunk, report=report)  # plans: a bad request fails here
+        if request.simulate and not _simulate_first(bl_scene, every_frame, request, report, cancel):
+            return RenderResult(out_dir=job.out_dir, frames=list(job.frames), cancelled=True,
+                                seconds=time.perf_counter() - started)
         if report is not None:
             report("INFO", f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into "
                            f"{job.out_dir}")
