@@ -139,6 +139,7 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             device="GPU" if settings is not None and settings.use_gpu else "CPU",
             scale=scene.render.resolution_percentage,  # Output > Format > %: every sensor, K scaled exactly
             previews=bool(settings is None or settings.previews),
+            require_products=False,  # the switches filter what the chosen sensors make
         )
         def report(level, message):
             self.report({level}, message)

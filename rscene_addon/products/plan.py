@@ -112,6 +112,10 @@ class RenderOptions:
     resolution: tuple | None = None  # (W, H) px for every image sensor, K scaled with the pixel grid
     scale: float | None = None  # percent of each image sensor's own size (Blender's resolution %)
     previews: bool = False  # colourised PNGs beside depth, ids, normals and flow (layers ``*_preview``)
+    # every product ``products`` names must be made by a chosen sensor (the command line), else the run
+    # fails naming them; False: ``products`` filters what sensors make (the panel's switches), only
+    # COCO/BOP must still find a camera making what they read
+    require_products: bool = True
 
     def __post_init__(self) -> None:
         if self.resolution is not None:
@@ -372,13 +376,16 @@ def resized(spec: SensorSpec, options: RenderOptions, percent: float = 100.0) ->
 
 def unmade_products(options: RenderOptions, specs) -> dict[str, str]:
     """Products ``options.products`` names that none of ``specs`` (after :meth:`SensorSpec.with_products`)
-    makes: ``{product: why}``; empty when every one is made (or nothing was named)."""
+    makes: ``{product: why}``; empty when every one is made (or nothing was named). With
+    ``options.require_products`` off only COCO/BOP are checked."""
     if not options.products:
         return {}
     made = {p for s in specs for p in s.products}
     missing = {}
     for name in sorted(options.products):
         row = table.PRODUCTS[name]
+        if row.sensor != "folder" and not options.require_products:
+            continue
         if row.sensor == "folder":
             need = row.reads  # one camera must make all it reads
             if not any(all(p in s.products for p in need) for s in specs):

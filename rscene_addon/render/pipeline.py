@@ -172,6 +172,24 @@ class RenderJob:
                              + f". Sensors chosen and what they make: {made}")
         return result
 
+    def frames_read(self, frames) -> set:
+        """The scene frames a run over ``frames`` reads: each frame, the next for a lidar sweep, the
+        frames around it for an IMU, one frame step either side for flow."""
+        lidars = any(s.kind == "lidar" for s in self.specs)
+        imus = any(s.kind == "imu" for s in self.specs)
+        flow = any("flow" in s.products for s in self.specs if s.is_camera)
+        step = self.flow_step
+        needed = set()
+        for f in frames:
+            needed.add(f)
+            if lidars:
+                needed.add(f + 1)
+            if imus:
+                needed.update((f - 1, f + 1, f + 2))
+            if flow:
+                needed.update((f - step, f + step))
+        return needed
+
     def _samples(self) -> int:
         if self.doc is not None:
             preset = self.doc.setting("rayrai_render").get("preset")
@@ -249,17 +267,8 @@ class RenderJob:
             want_models = bool(cameras) and "bop" in (self.options.products or ())
             if geometric and any("material" in s.products for s in cameras):
                 manifest.metadata["materials"] = {str(i): name for i, name in enumerate(geometry.materials)}
-            needed = set()
-            for f in self.frames:
-                needed.add(f)
-                if lidars:
-                    needed.add(f + 1)
-                if imus:
-                    needed.update((f - 1, f + 1, f + 2))
-                if flow:
-                    needed.update((f - step, f + step))
             self.status = "reading sensor poses"
-            poses.sample(sc, needed)
+            poses.sample(sc, self.frames_read(self.frames))
             yield 0.0
             for frame in self.frames:
                 frame_t0 = time.perf_counter()

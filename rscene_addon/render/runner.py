@@ -60,11 +60,11 @@ def open_scene(scene_path: str, report=None):
     return bpy.context.scene
 
 
-def _simulate_first(bl_scene, frames, request: RenderRequest, report, cancel) -> bool:
+def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cancel) -> bool:
     """Simulate and bake a scene whose bodies move and that plays no bake yet, from its start frame to
-    the last frame the run reads (its frames, and after them what flow, lidar sweeps and IMU samples
-    read: up to one frame step or two frames more), as ``bake`` does. Every chunk of a run simulates
-    from the same start, so chunks agree. Returns False when cancelled."""
+    the last frame a run over ``frames`` reads (``job.frames_read``: flow, lidar sweeps and IMU samples
+    read beyond the frames), as ``bake`` does. Every chunk of a run simulates from the same start over
+    the whole run's frames, so chunks agree. Returns False when cancelled."""
     from ..blender.bake import current_scene_model
     from ..blender.simulation import SimulationFailed, has_bake, moves, simulate_and_bake
     from ..sim import Cancelled
@@ -72,9 +72,8 @@ def _simulate_first(bl_scene, frames, request: RenderRequest, report, cancel) ->
     if not frames or has_bake(bl_scene):
         return True
     start = bl_scene.frame_start
-    steps = {b - a for a, b in zip(frames, frames[1:])}
-    end = max(frames) + max(2, max(steps, default=1))
-    if end <= start:
+    end = max(job.frames_read(frames))
+    if end <= start:  # only the start pose is read: nothing to simulate
         return True
     bl_scene.frame_set(start)
     scene_model = current_scene_model(bl_scene)
@@ -110,7 +109,7 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
         from .pipeline import RenderJob
         job = RenderJob(bl_scene, request.out_dir, list(frames), request.samples, list(request.sensors or ()),
                         request.options, request.chunk, report=report)  # plans: a bad request fails here
-        if request.simulate and not _simulate_first(bl_scene, every_frame, request, report, cancel):
+        if request.simulate and not _simulate_first(bl_scene, job, every_frame, request, report, cancel):
             return RenderResult(out_dir=job.out_dir, frames=list(job.frames), cancelled=True,
                                 seconds=time.perf_counter() - started)
         if report is not None:
