@@ -182,6 +182,7 @@ class SensorSpec:
     mount_quaternion: tuple = (1.0, 0.0, 0.0, 0.0)
     lidar: dict = field(default_factory=dict)
     notes: tuple = ()  # warnings about how the record is rendered
+    native_size: tuple = ()  # (W, H) of the record/camera when rendered at another size (--resolution, --scale)
 
     @property
     def folder(self) -> str:
@@ -212,6 +213,8 @@ class SensorSpec:
             props["noise"] = {"mean": self.noise_mean, "stddev": self.noise_stddev, "seed": self.noise_seed}
         if self.lidar:
             props["lidar"] = dict(self.lidar)
+        if self.native_size:
+            props["native_resolution"] = list(self.native_size)
         return props
 
     def with_products(self, allowed, opt_in=()) -> SensorSpec:
@@ -371,7 +374,7 @@ def resized(spec: SensorSpec, options: RenderOptions, percent: float = 100.0) ->
             abs(scaled.fx / scaled.fy - k.fx / k.fy) > 1e-3 * (k.fx / k.fy):
         notes = notes + (f"{spec.name}: {k.width}x{k.height} rendered at {size[0]}x{size[1]}: same view, "
                          f"non-square pixels (fx/fy = {scaled.fx / scaled.fy:.4g})",)
-    return replace(spec, intrinsics=scaled, notes=notes)
+    return replace(spec, intrinsics=scaled, notes=notes, native_size=spec.native_size or (k.width, k.height))
 
 
 def unmade_products(options: RenderOptions, specs) -> dict[str, str]:

@@ -146,6 +146,7 @@ def test_resolution_and_scale_put_k_on_the_pixel_grid(tmp_path):
         sensor = manifest["sensors"]["/World/Big"]
         ks[name] = np.array(sensor["intrinsics"]["K"])
         assert tuple(sensor["resolution"]) == {"quarter": (320, 240), "half": (640, 480)}[name]
+        assert sensor["properties"]["native_resolution"] == [1280, 960]
         instance = np.load(out / "World.Big/instance_00001.npy")
         assert instance.shape == {"quarter": (240, 320), "half": (480, 640)}[name]
         masks[name] = instance == _instance_id(manifest, "/World/Dot")
