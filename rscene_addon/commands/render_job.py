@@ -135,6 +135,9 @@ def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None,
         _ensure_registered()
         from ..render import run
         result = run(request, progress, report=report)
+        if result.manifest is None:  # stopped before any frame (during the simulation)
+            print_fn("cancelled")
+            return 130
         renders = result.timings["camera_render_s"]
         per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
         print_fn(f"wrote {len(result.files)} files and {os.path.relpath(result.manifest)} in "

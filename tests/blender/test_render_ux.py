@@ -193,3 +193,12 @@ def test_a_product_no_sensor_makes_is_an_error_with_status_1(tmp_path):
     # what it can make still renders
     status, out, log = _render(tmp_path, "kept", DOT, eye, frames="1", products={"rgb"})
     assert status == 0 and (out / "World.Eye/rgb_00001.png").exists(), log
+
+
+def test_cancel_during_the_simulation_stops_before_any_frame(tmp_path):
+    from rscene_addon.products.request import RenderRequest
+    from rscene_addon.render import run
+    request = RenderRequest(write_scene(tmp_path, GROUND, BOX, CAM, name="c.rscene"), str(tmp_path / "out"), "6-7",
+                            options=RenderOptions(products={"ids"}), backend="numpy")
+    result = run(request, cancel=lambda: True)
+    assert result.cancelled and result.manifest is None and not result.files
