@@ -91,10 +91,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_render(args) -> int:
-    from .commands.render_job import options_from_args, run_render_cli
+    from .commands.render_job import options_from_args, run_render_cli, simulation_from_args
     return run_render_cli(args.scene, args.frames, args.out, samples=args.samples, sensors=args.sensors,
                           chunk=args.chunk, options=options_from_args(args),
-                          print_fn=lambda line: print(line, flush=True))
+                          print_fn=lambda line: print(line, flush=True), **simulation_from_args(args))
 
 
 def cmd_export_annotations(args) -> int:

@@ -68,12 +68,10 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     ``backend``: the physics backend (``auto``/``numba``/``numpy``, None: RSCENE_SIM_BACKEND or auto);
     ``pd_gains`` (kp, kd): every robot's joints are PD-driven (``blender.bake.robot_drives``: they hold their
     start, or follow the joints keyframed on their rigs), instead of gains a .blend keeps on its robots."""
-    from ..sim import World, simulate
-    from ..sim.model_builder import build
-    from ..blender.bake import GAINS_KEY, bake_trajectory, current_scene_model, robot_drives
+    from ..blender.bake import GAINS_KEY
     from ..blender.robots import is_robot_root
-    from ..sim import kernels
     from ..blender.scene_import import import_scene_file
+    from ..blender.simulation import SimulationFailed, simulate_and_bake
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene
@@ -84,30 +82,16 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     if fps is not None:
         bl_scene.render.fps = max(1, round(fps))
         bl_scene.render.fps_base = bl_scene.render.fps / fps
-    fps = bl_scene.render.fps / bl_scene.render.fps_base
-    backend = kernels.prepare(backend, report=lambda text: print(text, flush=True))
-    print(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
     if pd_gains is not None:
         for ob in bl_scene.objects:
             if is_robot_root(ob):
                 ob[GAINS_KEY] = [float(pd_gains[0]), float(pd_gains[1])]
-    bl_scene.frame_set(frame_start)
-    scene_model = current_scene_model(bl_scene)
-    drives = robot_drives(bl_scene, frame_start, frame_end - frame_start + 1)
-    world = None
-    if seed is not None:  # the world simulate() would build, with the seed
-        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
-                      backend=backend)
-    trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps,
-                          progress=_progress_printer("simulate"), world=world, backend=backend,
-                          actuation=drives)
-    from .simulate_job import non_finite
-    problem = non_finite(trajectory)
-    if problem:  # never a bake of NaN poses that exits 0
-        print(f"error: simulation failed: {problem}; nothing baked", flush=True)
-        raise SystemExit(1)
-    count = bake_trajectory(bl_scene, trajectory, frame_start)
-    print(f"baked {count} bodies over {len(trajectory.time)} frames")
+    try:
+        simulate_and_bake(bl_scene, frame_start, frame_end, substeps, seed=seed, backend=backend,
+                          say=lambda text: print(text, flush=True), progress=_progress_printer("simulate"))
+    except SimulationFailed as exc:  # never a bake of NaN poses that exits 0
+        print(f"error: {exc}", flush=True)
+        raise SystemExit(1) from None
     # no .blend1 backup of our own intermediate save (a backup of the user's earlier file stays)
     if pack:
         bpy.ops.file.pack_all()

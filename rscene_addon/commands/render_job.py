@@ -15,7 +15,7 @@ import os
 import sys
 
 from ..products.annotations import requested, with_needed_products
-from ..products.plan import RenderOptions, parse_products
+from ..products.plan import RenderOptions, parse_products, parse_resolution
 from ..products.request import RenderError, RenderRequest
 
 __all__ = ["add_arguments", "console", "main", "run_render_cli"]
@@ -24,6 +24,13 @@ __all__ = ["add_arguments", "console", "main", "run_render_cli"]
 def _products_arg(text: str):
     try:
         return parse_products(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _resolution_arg(text: str):
+    try:
+        return parse_resolution(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -60,6 +67,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--annotate-static", action="store_true",
                         help="COCO/BOP: annotate static background (ground, terrain, static bodies) as objects "
                              "too (default: it is background)")
+    parser.add_argument("--resolution", default=None, metavar="WxH", type=_resolution_arg,
+                        help="render every image sensor at WxH pixels, K scaled with the pixel grid (fx, cx by "
+                             "W/width; fy, cy by H/height)")
+    parser.add_argument("--scale", type=float, default=None, metavar="PCT",
+                        help="render every image sensor at PCT %% of its size (Blender's resolution %%; "
+                             "default: records 100, Blender cameras the scene's own)")
+    parser.add_argument("--previews", action=argparse.BooleanOptionalAction, default=False,
+                        help="colourised PNGs beside depth, ids, normals and flow ({layer}_preview_{frame}.png)")
+    parser.add_argument("--static", action="store_true",
+                        help="render the scene as it stands: no simulation of its dynamic bodies first")
+    parser.add_argument("--substeps", type=int, default=None,
+                        help="physics steps per frame of the simulation before rendering (default: time_step)")
+    parser.add_argument("--backend", choices=("auto", "numba", "numpy"), default=None,
+                        help="physics core of that simulation (default auto; env RSCENE_SIM_BACKEND)")
     parser.add_argument("--raycaster", choices=("auto", "embree", "bvh"), default="auto",
                         help="lidar ray casting: Embree (the bundled embreex wheel), Blender's BVHTree, or "
                              "auto (Embree where it imports)")
@@ -100,17 +121,23 @@ def console(print_fn=print):
 
 
 def run_render_cli(scene_path, frames_spec, out_dir, samples=None, sensors=None, chunk=None, print_fn=print,
-                   options: RenderOptions | None = None, unregister_after: bool = True) -> int:
+                   options: RenderOptions | None = None, unregister_after: bool = True, *, simulate: bool = True,
+                   substeps: int | None = None, backend: str | None = None) -> int:
     """The ``render`` command around :func:`rscene_addon.render.run`: prints progress, the sensors and
     a summary; returns 0, 1 (a :class:`RenderError`, printed) or 130 (interrupted). Registers the
-    add-on's classes if they are not (and unregisters them afterwards when ``unregister_after``)."""
+    add-on's classes if they are not (and unregisters them afterwards when ``unregister_after``).
+    ``simulate``, ``substeps``, ``backend``: see :class:`RenderRequest`."""
     report, progress = console(print_fn)
     try:
         request = RenderRequest(scene_path, out_dir, frames_spec, samples, sensors, chunk,
-                                options or RenderOptions())
+                                options or RenderOptions(), simulate=simulate, substeps=substeps,
+                                backend=backend)
         _ensure_registered()
         from ..render import run
         result = run(request, progress, report=report)
+        if result.manifest is None:  # stopped before any frame (during the simulation)
+            print_fn("cancelled")
+            return 130
         renders = result.timings["camera_render_s"]
         per = f", {sum(renders) / len(renders):.3f} s per camera render" if renders else ""
         print_fn(f"wrote {len(result.files)} files and {os.path.relpath(result.manifest)} in "
@@ -141,8 +168,13 @@ def options_from_args(args) -> RenderOptions:
     return RenderOptions(rgb_bit_depth=args.rgb_bits, denoise=args.denoise, device=args.device,
                          exact_ids=not args.soft_ids, range_image=args.range_image, keep_exr=args.keep_exr,
                          raycaster=args.raycaster, cryptomatte=args.cryptomatte,
-                         annotate_static=args.annotate_static,
-                         products=with_needed_products(args.products))
+                         annotate_static=args.annotate_static, resolution=args.resolution, scale=args.scale,
+                         previews=args.previews, products=with_needed_products(args.products))
+
+
+def simulation_from_args(args) -> dict:
+    """``run_render_cli``'s simulation keywords from parsed arguments."""
+    return {"simulate": not args.static, "substeps": args.substeps, "backend": args.backend}
 
 
 def main(argv=None) -> int:
@@ -154,4 +186,4 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     return run_render_cli(args.scene, args.frames, args.out, samples=args.samples, sensors=args.sensors,
                           chunk=args.chunk, options=options_from_args(args),
-                          print_fn=lambda line: print(line, flush=True))
+                          print_fn=lambda line: print(line, flush=True), **simulation_from_args(args))

@@ -59,6 +59,9 @@ class RSCENE_PG_render_settings(bpy.types.PropertyGroup):
                        description="After the frames: {sensor}/coco_instances.json (RLE masks, classes)")
     bop: BoolProperty(name="BOP Annotations", default=False,
                       description="After the frames: BOP scenes under bop/ (poses, masks, depth, gt info)")
+    previews: BoolProperty(name="Previews", default=True,
+                           description="Colourised PNGs beside depth, ids, normals and flow "
+                                       "({layer}_preview_{frame}.png), for a glance")
 
 
 def _settings(context):
@@ -134,6 +137,9 @@ class RSCENE_OT_render_sensors(bpy.types.Operator):
             cryptomatte=settings.cryptomatte_levels if settings is not None and settings.cryptomatte else 0,
             products=_products(settings),
             device="GPU" if settings is not None and settings.use_gpu else "CPU",
+            scale=scene.render.resolution_percentage,  # Output > Format > %: every sensor, K scaled exactly
+            previews=bool(settings is None or settings.previews),
+            require_products=False,  # the switches filter what the chosen sensors make
         )
         def report(level, message):
             self.report({level}, message)

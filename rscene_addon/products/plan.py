@@ -32,8 +32,8 @@ from ..sensors.manifest import safe_sensor_name
 
 __all__ = [
     "CAMERA_PRODUCTS", "PRESET_SAMPLES", "PRODUCTS", "RenderOptions", "SensorSpec",
-    "parse_products", "samples_for_preset", "select_specs", "spec_from_camera_record",
-    "spec_from_sensor_record", "specs_from_document",
+    "parse_products", "parse_resolution", "resized", "samples_for_preset", "select_specs", "spec_from_camera_record",
+    "spec_from_sensor_record", "specs_from_document", "unmade_products",
 ]
 
 CAMERA_PRODUCTS = table.camera_defaults()  # rgb, depth, segmentation, normal
@@ -109,8 +109,23 @@ class RenderOptions:
     seed: int | None = None  # a dataset variation's seed: mixed into every sensor's noise seed
     threads: int | None = None  # Cycles render threads (None: Blender's automatic, every core)
     annotate_static: bool = False  # COCO/BOP: annotate static background (ground, terrain, static bodies) too
+    resolution: tuple | None = None  # (W, H) px for every image sensor, K scaled with the pixel grid
+    scale: float | None = None  # percent of each image sensor's own size (Blender's resolution %)
+    previews: bool = False  # colourised PNGs beside depth, ids, normals and flow (layers ``*_preview``)
+    # every product ``products`` names must be made by a chosen sensor (the command line), else the run
+    # fails naming them; False: ``products`` filters what sensors make (the panel's switches), only
+    # COCO/BOP must still find a camera making what they read
+    require_products: bool = True
 
     def __post_init__(self) -> None:
+        if self.resolution is not None:
+            self.resolution = parse_resolution(self.resolution)
+        if self.scale is not None:
+            self.scale = float(self.scale)
+            if not (0.0 < self.scale <= 10000.0 and math.isfinite(self.scale)):
+                raise ValueError(f"scale must be a percentage in (0, 10000], got {self.scale:g}")
+            if self.resolution is not None:
+                raise ValueError("give either a resolution or a scale, not both")
         if self.rgb_bit_depth not in (8, 16):
             raise ValueError(f"rgb_bit_depth must be 8 or 16, got {self.rgb_bit_depth}")
         if self.threads is not None and int(self.threads) < 1:
@@ -167,6 +182,7 @@ class SensorSpec:
     mount_quaternion: tuple = (1.0, 0.0, 0.0, 0.0)
     lidar: dict = field(default_factory=dict)
     notes: tuple = ()  # warnings about how the record is rendered
+    native_size: tuple = ()  # (W, H) of the record/camera when rendered at another size (--resolution, --scale)
 
     @property
     def folder(self) -> str:
@@ -197,6 +213,8 @@ class SensorSpec:
             props["noise"] = {"mean": self.noise_mean, "stddev": self.noise_stddev, "seed": self.noise_seed}
         if self.lidar:
             props["lidar"] = dict(self.lidar)
+        if self.native_size:
+            props["native_resolution"] = list(self.native_size)
         return props
 
     def with_products(self, allowed, opt_in=()) -> SensorSpec:
@@ -315,6 +333,72 @@ def select_specs(specs: list[SensorSpec], names=None) -> tuple[list[SensorSpec],
             unmatched.append(name)
         chosen.update(hits)
     return [s for i, s in enumerate(specs) if i in chosen], unmatched
+
+
+def parse_resolution(value) -> tuple[int, int]:
+    """``"320x240"`` or ``(320, 240)`` -> ``(320, 240)``; raises ``ValueError`` naming the form."""
+    try:
+        if isinstance(value, str):
+            w, h = value.lower().replace("*", "x").split("x")
+        else:
+            w, h = value
+        size = (int(w), int(h))
+    except (TypeError, ValueError):
+        raise ValueError(f"resolution must be WIDTHxHEIGHT in pixels, e.g. 320x240, got {value!r}") from None
+    if min(size) < 1 or max(size) > 65536:
+        raise ValueError(f"resolution must be 1..65536 pixels each way, got {size[0]}x{size[1]}")
+    return size
+
+
+def resized(spec: SensorSpec, options: RenderOptions, percent: float = 100.0) -> SensorSpec:
+    """``spec`` at ``options.resolution`` or at ``options.scale`` % of its own size (None: ``percent``,
+    a Blender camera's own resolution %); sizes at a percentage are truncated as Blender does
+    (``int(W * pct / 100)``). K follows the pixel grid (``CameraIntrinsics.resized``); a perspective
+    view whose aspect ratio changes gets a note (non-square pixels)."""
+    k = spec.intrinsics
+    if k is None:
+        return spec
+    if options.resolution is not None:
+        size = options.resolution
+    else:
+        pct = options.scale if options.scale is not None else percent
+        size = (max(1, int(k.width * pct / 100)), max(1, int(k.height * pct / 100)))
+    if size == (k.width, k.height):
+        return spec
+    try:
+        scaled = k.resized(*size)
+    except ValueError as exc:
+        raise ValueError(f"{spec.name}: {exc}") from None
+    notes = spec.notes
+    if getattr(scaled, "projection", "") == "perspective" and \
+            abs(scaled.fx / scaled.fy - k.fx / k.fy) > 1e-3 * (k.fx / k.fy):
+        notes = notes + (f"{spec.name}: {k.width}x{k.height} rendered at {size[0]}x{size[1]}: same view, "
+                         f"non-square pixels (fx/fy = {scaled.fx / scaled.fy:.4g})",)
+    return replace(spec, intrinsics=scaled, notes=notes, native_size=spec.native_size or (k.width, k.height))
+
+
+def unmade_products(options: RenderOptions, specs) -> dict[str, str]:
+    """Products ``options.products`` names that none of ``specs`` (after :meth:`SensorSpec.with_products`)
+    makes: ``{product: why}``; empty when every one is made (or nothing was named). With
+    ``options.require_products`` off only COCO/BOP are checked."""
+    if not options.products:
+        return {}
+    made = {p for s in specs for p in s.products}
+    missing = {}
+    for name in sorted(options.products):
+        row = table.PRODUCTS[name]
+        if row.sensor != "folder" and not options.require_products:
+            continue
+        if row.sensor == "folder":
+            need = row.reads  # one camera must make all it reads
+            if not any(all(p in s.products for p in need) for s in specs):
+                missing[name] = f"needs a camera making {' and '.join(need)}"
+        elif name not in made:
+            if name == "cryptomatte" and not options.cryptomatte:
+                missing[name] = "switched on by --cryptomatte LEVELS"
+            else:
+                missing[name] = f"no chosen sensor makes it ({row.sensor} product)"
+    return missing
 
 
 def split_names(value) -> list[str]:

@@ -32,7 +32,10 @@ class RenderRequest:
     ``"A-B[:STEP]"``, a list, or None (the scene's range); ``chunk``: ``"K/N"`` or ``(K, N)``: the K-th
     of N contiguous slices of the frames; ``sensors``: names (None: every enabled sensor);
     ``annotate``: write the COCO/BOP files ``options.products`` asks for after the frames (not for a
-    chunk: those are written once every chunk is done)."""
+    chunk: those are written once every chunk is done). ``simulate``: a scene with dynamic bodies
+    (objects, robots, particles, cloth) and no baked motion is first simulated from its start frame
+    and baked as the ``bake`` command does (``substeps``, ``backend`` as there; False: render it
+    frozen as it stands)."""
 
     scene: str
     out_dir: str
@@ -42,8 +45,15 @@ class RenderRequest:
     chunk: object = None
     options: RenderOptions = field(default_factory=RenderOptions)
     annotate: bool = True
+    simulate: bool = True
+    substeps: int | None = None
+    backend: str | None = None
 
     def __post_init__(self) -> None:  # bad values fail here, before Blender opens anything
+        if self.substeps is not None and int(self.substeps) < 1:
+            raise RenderError(f"substeps must be at least 1, got {self.substeps}")
+        if self.backend not in (None, "auto", "numba", "numpy"):
+            raise RenderError(f"unknown physics backend {self.backend!r}; use auto, numba, numpy")
         try:
             object.__setattr__(self, "chunk", parse_chunk(self.chunk))
             if isinstance(self.frames, str):

@@ -7,7 +7,8 @@ the Blender side (what work a product needs: a Cycles render, the pixel-centre r
 frames), the writers (:mod:`.write`: format, units, noise) and the docs (``docs/ground_truth.md``).
 
 The Blender side (``render/``) returns ``{layer: value}`` per camera and frame; :func:`.write.write_frame`
-writes the layers of the sensor's products found there. Adding a product is one row here, its producer
+writes the layers of the sensor's products found there (and, with ``previews``, a picture of each layer
+that names a ``preview``). Adding a product is one row here, its producer
 on the Blender side (a key in the returned dict) and, when no existing writer fits, a writer in
 :mod:`.write`. ``material`` below is an example: a row, the material index per triangle in
 ``render/geometry_pass.py``, and the ``npy`` writer.
@@ -35,7 +36,8 @@ class Layer:
     extension), ``units`` (for the manifest; ``{fields}`` filled from the run: ``bits``, ``view``,
     ``step``), ``noise`` (``"image"``/``"depth"``: the sensor record's noise is added before writing),
     ``option`` (a ``RenderOptions`` attribute that must be true, e.g. ``range_image``), ``layout``
-    (what the array is, for the docs)."""
+    (what the array is, for the docs), ``preview`` (a colour mapping of :mod:`.preview`: with
+    ``RenderOptions.previews`` the layer also writes ``{name}_preview`` as an 8-bit RGB PNG)."""
 
     name: str
     writer: str
@@ -43,6 +45,7 @@ class Layer:
     layout: str = ""
     noise: str | None = None
     option: str | None = None
+    preview: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ _ROWS = (
     Product("depth", "camera", needs=frozenset({"pixel_truth"}),
             summary="planar depth along the optical axis (m)",
             layers=(Layer("depth", "npy", "m, planar depth along +z (OpenCV); background +inf",
-                          "(H, W) float32", noise="depth"),
+                          "(H, W) float32", noise="depth", preview="depth"),
                     Layer("depth", "exr", "m, planar depth, channel Y (OpenCV reads it); background +inf; "
                           "without noise", "(H, W) float32"),
                     Layer("range", "npy", "m, distance to the camera centre; background +inf",
@@ -88,14 +91,15 @@ _ROWS = (
     Product("segmentation", "camera", label="IDs", needs=frozenset({"pixel_truth"}),
             aliases=("ids", "instance", "semantic"),
             summary="instance and class ids per pixel, visible instances with 2D/3D boxes",
-            layers=(Layer("instance", "npy", "instance id; background -1", "(H, W) int32"),
-                    Layer("semantic", "npy", "class id; background/unlabelled 0", "(H, W) int32"),
+            layers=(Layer("instance", "npy", "instance id; background -1", "(H, W) int32", preview="instance"),
+                    Layer("semantic", "npy", "class id; background/unlabelled 0", "(H, W) int32",
+                          preview="class"),
                     Layer("instances", "json", "bbox2d px [x0, y0, x1, y1) top-left origin; bbox3d m world"
                           "{amodal_note}", "(N,) visible instances"))),
     Product("normal", "camera", label="Normals", needs=frozenset({"pixel_truth"}), aliases=("normals",),
             summary="unit surface normal in the OpenCV camera frame",
             layers=(Layer("normal", "npy", "unit normal, OpenCV camera frame; background 0",
-                          "(H, W, 3) float32"),)),
+                          "(H, W, 3) float32", preview="normal"),)),
     Product("cryptomatte", "camera", needs=frozenset({"cycles"}), opt_in=True,
             summary="anti-aliased per-instance coverage (Cycles' Cryptomatte, --cryptomatte K)",
             layers=(Layer("cryptomatte_id", "npy", "instance id per coverage rank; -1 none or not an entity",
@@ -106,10 +110,10 @@ _ROWS = (
             summary="forward and backward optical flow (px)",
             layers=(Layer("flow_forward", "npy", "px (u right, v down): where the point seen in this pixel's "
                           "centre is at frame + {step}, minus the pixel centre; camera and object motion; "
-                          "background at infinity; NaN where undefined", "(H, W, 2) float32"),
+                          "background at infinity; NaN where undefined", "(H, W, 2) float32", preview="flow"),
                     Layer("flow_backward", "npy", "px (u right, v down): where the point seen in this pixel's "
                           "centre is at frame - {step}, minus the pixel centre; camera and object motion; "
-                          "background at infinity; NaN where undefined", "(H, W, 2) float32"))),
+                          "background at infinity; NaN where undefined", "(H, W, 2) float32", preview="flow"))),
     Product("object_coords", "camera", label="Object Coords", needs=frozenset({"rays"}), opt_in=True,
             aliases=("object_coordinates", "nocs", "coords"),
             summary="object coordinates (m) and NOCS per pixel",

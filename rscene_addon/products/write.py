@@ -1,7 +1,8 @@
 """Writers: one sensor frame's ``{layer: value}`` into files and manifest entries, through the table (pure).
 
 The Blender side returns arrays; this module alone decides file formats, adds the sensor record's
-noise (``noiseMean``/``noiseStddev``/``noiseSeed``, seeded per frame) and fills the manifest. A writer
+noise (``noiseMean``/``noiseStddev``/``noiseSeed``, seeded per frame), writes the preview PNGs
+(:mod:`.preview`) and fills the manifest. A writer
 is ``(ext, write(path, value), describe(value) -> (shape, dtype))``; :data:`WRITERS` holds them all.
 """
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ..sensors.writers import write_imu_csv, write_npy, write_pcd, write_ply
 from .bop import model_ply
 from .exr_file import write_exr
 from .jpeg import encode_jpeg
+from .preview import UNITS as PREVIEW_UNITS
+from .preview import preview
 from .table import PRODUCTS
 
 __all__ = ["DEPTH_EXR_CHANNEL", "MODELS_FOLDER", "WRITERS", "Writer", "write_frame", "write_models"]
@@ -136,7 +139,17 @@ def write_frame(out_dir: str, manifest, spec, frame: int, arrays: dict, options,
             os.makedirs(os.path.dirname(full), exist_ok=True)
             writer.write(full, value)
             written.append(rel)
+            if layer.preview and getattr(options, "previews", False):  # a picture of what was just written
+                written.append(_write_preview(out_dir, manifest, spec.name, frame, layer, value))
     return written
+
+
+def _write_preview(out_dir: str, manifest, sensor: str, frame: int, layer, value) -> str:
+    image = preview(layer.preview, value)
+    rel = manifest.add_output(sensor, frame, f"{layer.name}_preview", "png", image.shape, image.dtype,
+                              PREVIEW_UNITS[layer.preview])
+    _write_png(os.path.join(out_dir, *rel.split("/")), image)
+    return rel
 
 
 def write_models(out_dir: str, models: dict) -> list[str]:

@@ -49,13 +49,15 @@ RAISIM_TO_CV = np.eye(4)
 RAISIM_TO_CV[:3, :3] = R_RAISIM_FROM_OPENCV
 
 
-def intrinsics_of_blender_camera(cam_ob, bl_scene) -> CameraIntrinsics | OrthographicIntrinsics:
-    """What Blender renders for a camera object at the scene's output resolution: K of a perspective
-    camera, or the view of an orthographic one (square pixels, no shift, the scale on the larger
-    side, as :class:`OrthographicIntrinsics` describes; other orthographic set-ups are refused)."""
+def intrinsics_of_blender_camera(cam_ob, bl_scene, percentage=None) -> CameraIntrinsics | OrthographicIntrinsics:
+    """What Blender renders for a camera object at the scene's output resolution (at ``percentage``
+    instead of the scene's resolution % when given): K of a perspective camera, or the view of an
+    orthographic one (square pixels, no shift, the scale on the larger side, as
+    :class:`OrthographicIntrinsics` describes; other orthographic set-ups are refused)."""
     data, r = cam_ob.data, bl_scene.render
-    width = int(r.resolution_x * r.resolution_percentage / 100)
-    height = int(r.resolution_y * r.resolution_percentage / 100)
+    percentage = r.resolution_percentage if percentage is None else percentage
+    width = int(r.resolution_x * percentage / 100)
+    height = int(r.resolution_y * percentage / 100)
     if data.type == "ORTHO":
         larger = "HORIZONTAL" if width >= height else "VERTICAL"
         if (r.pixel_aspect_x != r.pixel_aspect_y or data.shift_x or data.shift_y

@@ -63,7 +63,7 @@ def _objects_by_uid(bl_scene, source: str) -> dict:
 
 
 def _blender_camera_spec(ob, bl_scene) -> plan_mod.SensorSpec:
-    k = intrinsics_of_blender_camera(ob, bl_scene)
+    k = intrinsics_of_blender_camera(ob, bl_scene, percentage=100)  # the run's scale is applied in _plan
     return plan_mod.SensorSpec(name=ob.name, kind="camera", source="blender",
                                products=plan_mod.CAMERA_PRODUCTS, object_name=ob.name, intrinsics=k,
                                near=ob.data.clip_start, far=ob.data.clip_end)
@@ -145,7 +145,10 @@ class RenderJob:
         if not names and not record_specs and camera is not None and camera.type == "CAMERA":
             chosen.append(_blender_camera_spec(camera, self.bl_scene))
         result = []
+        percent = self.bl_scene.render.resolution_percentage
         for spec in chosen:
+            # records keep their own size unless told; a Blender camera follows the scene's resolution %
+            spec = plan_mod.resized(spec, self.options, percent if spec.source == "blender" else 100.0)
             for note in spec.notes:
                 self.warn(note)
             if not spec.products:
@@ -160,8 +163,32 @@ class RenderJob:
                 self.warn(f"{spec.name}: lidar needs lidarChannels, lidarSamples and updateRate > 0; skipped")
             if spec.kind == "imu" and spec.update_rate <= 0:
                 self.warn(f"{spec.name}: IMU needs updateRate > 0; skipped")
-        return [s for s in result if not (s.kind == "lidar" and pattern_for(s) is None)
-                and not (s.kind == "imu" and s.update_rate <= 0)]
+        result = [s for s in result if not (s.kind == "lidar" and pattern_for(s) is None)
+                  and not (s.kind == "imu" and s.update_rate <= 0)]
+        missing = plan_mod.unmade_products(self.options, result)
+        if missing:  # never a silent drop: the caller asked for something this selection cannot make
+            made = "; ".join(f"{s.name} ({s.kind}): {', '.join(s.products)}" for s in result) or "none"
+            raise ValueError("cannot make " + "; ".join(f"{p} ({why})" for p, why in missing.items())
+                             + f". Sensors chosen and what they make: {made}")
+        return result
+
+    def frames_read(self, frames) -> set:
+        """The scene frames a run over ``frames`` reads: each frame, the next for a lidar sweep, the
+        frames around it for an IMU, one frame step either side for flow."""
+        lidars = any(s.kind == "lidar" for s in self.specs)
+        imus = any(s.kind == "imu" for s in self.specs)
+        flow = any("flow" in s.products for s in self.specs if s.is_camera)
+        step = self.flow_step
+        needed = set()
+        for f in frames:
+            needed.add(f)
+            if lidars:
+                needed.add(f + 1)
+            if imus:
+                needed.update((f - 1, f + 1, f + 2))
+            if flow:
+                needed.update((f - step, f + step))
+        return needed
 
     def _samples(self) -> int:
         if self.doc is not None:
@@ -240,17 +267,8 @@ class RenderJob:
             want_models = bool(cameras) and "bop" in (self.options.products or ())
             if geometric and any("material" in s.products for s in cameras):
                 manifest.metadata["materials"] = {str(i): name for i, name in enumerate(geometry.materials)}
-            needed = set()
-            for f in self.frames:
-                needed.add(f)
-                if lidars:
-                    needed.add(f + 1)
-                if imus:
-                    needed.update((f - 1, f + 1, f + 2))
-                if flow:
-                    needed.update((f - step, f + step))
             self.status = "reading sensor poses"
-            poses.sample(sc, needed)
+            poses.sample(sc, self.frames_read(self.frames))
             yield 0.0
             for frame in self.frames:
                 frame_t0 = time.perf_counter()

@@ -1,4 +1,5 @@
-"""``run(request) -> RenderResult``: open the scene, render the request's frames, write the annotations.
+"""``run(request) -> RenderResult``: open the scene, simulate it when its bodies move (as ``bake`` does,
+``request.simulate``), render the request's frames, write the annotations.
 
 The one entry point for a render from a file: the ``render`` command prints around it, the ``dataset``
 units call it in their worker processes. Failures raise :class:`~..products.request.RenderError`
@@ -59,6 +60,36 @@ def open_scene(scene_path: str, report=None):
     return bpy.context.scene
 
 
+def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cancel) -> bool:
+    """Simulate and bake a scene whose bodies move and that plays no bake yet, from its start frame to
+    the last frame a run over ``frames`` reads (``job.frames_read``: flow, lidar sweeps and IMU samples
+    read beyond the frames), as ``bake`` does. Every chunk of a run simulates from the same start over
+    the whole run's frames, so chunks agree. Returns False when cancelled."""
+    from ..blender.bake import current_scene_model
+    from ..blender.simulation import SimulationFailed, has_bake, moves, simulate_and_bake
+    from ..sim import Cancelled
+    frames = list(frames)
+    if not frames or has_bake(bl_scene):
+        return True
+    start = bl_scene.frame_start
+    end = max(job.frames_read(frames))
+    if end <= start:  # only the start pose is read: nothing to simulate
+        return True
+    bl_scene.frame_set(start)
+    scene_model = current_scene_model(bl_scene)
+    if not moves(scene_model):
+        return True
+    say = (lambda text: report("INFO", text)) if report is not None else None
+    try:
+        simulate_and_bake(bl_scene, start, end, request.substeps, scene_model=scene_model,
+                          backend=request.backend, say=say, cancel=cancel)
+    except Cancelled:
+        return False
+    except SimulationFailed as exc:
+        raise RenderError(f"{request.scene}: {exc} (render with --static to skip the simulation)") from None
+    return True
+
+
 def run(request: RenderRequest, progress=None, cancel=None, report=None) -> RenderResult:
     """Render ``request`` (see :class:`RenderRequest`); ``progress(fraction, message)`` after each step,
     ``cancel()`` returning True stops between steps (``result.cancelled``), ``report(level, message)``
@@ -69,6 +100,7 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
         frames = request.frames
         if frames is None:
             frames = range(bl_scene.frame_start, bl_scene.frame_end + 1, max(bl_scene.frame_step, 1))
+        every_frame = frames  # a chunk simulates what the whole run would: chunks agree
         if request.chunk is not None:
             frames = take_chunk(frames, *request.chunk)
             if report is not None:
@@ -76,7 +108,10 @@ def run(request: RenderRequest, progress=None, cancel=None, report=None) -> Rend
                 report("INFO", f"chunk {k}/{n}: frames " + (f"{frames[0]}-{frames[-1]}" if len(frames) else "(none)"))
         from .pipeline import RenderJob
         job = RenderJob(bl_scene, request.out_dir, list(frames), request.samples, list(request.sensors or ()),
-                        request.options, request.chunk, report=report)
+                        request.options, request.chunk, report=report)  # plans: a bad request fails here
+        if request.simulate and not _simulate_first(bl_scene, job, every_frame, request, report, cancel):
+            return RenderResult(out_dir=job.out_dir, frames=list(job.frames), cancelled=True,
+                                seconds=time.perf_counter() - started)
         if report is not None:
             report("INFO", f"rendering {len(job.specs)} sensor(s) over {len(job.frames)} frame(s) into "
                            f"{job.out_dir}")

@@ -237,6 +237,14 @@ class CameraIntrinsics:
         """:meth:`from_blender_params` from a :class:`BlenderCameraParams`."""
         return cls.from_blender_params(**params.as_dict())
 
+    def resized(self, width: int, height: int) -> CameraIntrinsics:
+        """The same view on a ``width x height`` pixel grid. The image rectangle maps onto itself, so in
+        the corner-origin pixel coordinates of the module docstring ``fx, cx`` scale by ``width / W``
+        and ``fy, cy`` by ``height / H`` (a pixel centre ``j + 0.5`` goes to ``(j + 0.5) width / W``);
+        a different aspect ratio makes the pixels non-square (``fx / fy`` changes), the view stays."""
+        sx, sy = int(width) / self.width, int(height) / self.height
+        return CameraIntrinsics(width, height, self.fx * sx, self.fy * sy, self.cx * sx, self.cy * sy)
+
     # -- matrices -------------------------------------------------------------------------------
 
     @property
@@ -387,6 +395,15 @@ class OrthographicIntrinsics:
         if not (scale > 0.0 and math.isfinite(scale)):
             raise ValueError(f"orthographic scale must be positive and finite, got {self.scale!r}")
         object.__setattr__(self, "scale", scale)
+
+    def resized(self, width: int, height: int) -> OrthographicIntrinsics:
+        """The same extent across the larger side on a ``width x height`` grid (what Blender renders at
+        a resolution %). Pixels stay square, so the aspect ratio may change only by rounding (less than
+        a pixel); anything more raises ``ValueError``."""
+        if abs(int(width) * self.height - int(height) * self.width) >= max(self.width, self.height):
+            raise ValueError(f"an orthographic view keeps its aspect ratio: {self.width}x{self.height} cannot "
+                             f"become {width}x{height}")
+        return OrthographicIntrinsics(width, height, self.scale)
 
     @property
     def pixel_size(self) -> float:

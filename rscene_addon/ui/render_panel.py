@@ -31,6 +31,9 @@ class RSCENE_PT_render_sensors(bpy.types.Panel):
         sub.prop(settings, "frame_start")
         sub.prop(settings, "frame_end", text="End")
         col.prop(settings, "products")
+        col.prop(settings, "previews")
+        col.label(text=f"Resolution: {scene.render.resolution_percentage}% of each sensor's size",
+                  icon="IMAGE_PLANE")
         col.prop(settings, "use_gpu")
         col.prop(settings, "samples")
         col.prop(settings, "rgb_16bit")

@@ -1,0 +1,78 @@
+"""Simulate the open Blender scene from a start frame and bake the motion: the one path that the ``bake``
+command (``commands.blender_jobs.import_and_bake``, dataset bakes) and ``render`` (``render.runner``,
+before it renders a scene whose bodies move) share.
+
+It reads Blender on the calling thread (the pose at the start frame, animated kinematic bodies, PD
+drives), runs :func:`..sim.simulate` with the scene's own time step (or ``substeps`` per frame) on the
+chosen backend (whose kernel cache is set where the add-on registers), refuses a trajectory that is
+not finite and writes the keyframes with :func:`.bake.bake_trajectory`.
+"""
+from __future__ import annotations
+
+__all__ = ["SimulationFailed", "has_bake", "moves", "simulate_and_bake"]
+
+
+class SimulationFailed(RuntimeError):
+    """The simulation ran but its trajectory is not finite (nothing was baked)."""
+
+
+def has_bake(bl_scene) -> bool:
+    """Whether some object of ``bl_scene`` plays a simulation bake (keys or a point cache)."""
+    from .bake import BAKE_TAG, CACHE_MODIFIER
+    for ob in bl_scene.objects:
+        animation = ob.animation_data
+        if animation is not None and animation.action is not None and animation.action.get(BAKE_TAG):
+            return True
+        if any(m.type == "MESH_CACHE" and m.name == CACHE_MODIFIER for m in ob.modifiers):
+            return True
+    return False
+
+
+def moves(scene_model) -> bool:
+    """Whether simulating ``scene_model`` can move anything: a dynamic body, a robot, particles or cloth."""
+    from ..sim import DYNAMIC
+    from ..sim.model_builder import build
+    if scene_model.of("articulated"):
+        return True
+    model, _state = build(scene_model)
+    return bool((model.body_mode == DYNAMIC).any() or model.granular or model.cloth)
+
+
+def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *,
+                      scene_model=None, seed: int | None = None, backend: str | None = None, say=None,
+                      progress=None, cancel=None):
+    """Simulate frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` from its pose at
+    ``frame_start`` and key them; returns ``(bodies baked, trajectory)``.
+
+    ``scene_model``: the scene as Blender shows it at ``frame_start`` (read here when None); ``seed``
+    seeds the world (a granular fill's jitter); ``backend``: ``auto``/``numba``/``numpy`` (None:
+    RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices, ``progress(fraction)`` and
+    ``cancel()`` go to the simulation (a cancel raises ``sim.Cancelled``). Raises
+    :class:`SimulationFailed` when the trajectory is not finite, ``ValueError`` for bad PD gains or
+    a backend that does not import."""
+    from ..sim import World, kernels, simulate
+    from ..sim.finite import non_finite
+    from ..sim.model_builder import build
+    from .bake import bake_trajectory, current_scene_model, kinematic_tracks, robot_drives
+    say = say or (lambda text: None)
+    fps = bl_scene.render.fps / bl_scene.render.fps_base
+    count = frame_end - frame_start + 1
+    bl_scene.frame_set(frame_start)
+    if scene_model is None:
+        scene_model = current_scene_model(bl_scene)
+    tracks = kinematic_tracks(bl_scene, frame_start, count)
+    drives = robot_drives(bl_scene, frame_start, count)
+    backend = kernels.prepare(backend, report=say)
+    say(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
+    world = None
+    if seed is not None:  # the world simulate() would build, with the seed
+        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
+                      backend=backend)
+    trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps, progress=progress,
+                          cancel=cancel, world=world, kinematic_tracks=tracks, backend=backend, actuation=drives)
+    problem = non_finite(trajectory)
+    if problem:  # never a bake (or a render) of NaN poses
+        raise SimulationFailed(f"simulation failed: {problem}; nothing baked")
+    baked = bake_trajectory(bl_scene, trajectory, frame_start, skip=set(tracks))
+    say(f"baked {baked} bodies over {len(trajectory.time)} frames")
+    return baked, trajectory
