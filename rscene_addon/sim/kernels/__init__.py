@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 
 BACKENDS = ("auto", "numba", "numpy")
 ENV_BACKEND = "RSCENE_SIM_BACKEND"
@@ -94,6 +95,7 @@ def source_token(folder: str | None = None) -> str:
 
 
 _KERNELS_PREFIX = "kernels-"
+_PRUNE_AFTER_S = 3600.0  # other versions' folders are removed once untouched this long
 
 
 def kernel_dir() -> str:
@@ -119,9 +121,15 @@ def _prune(root: str, keep: str, legacy: bool = True) -> None:
         names = os.listdir(root)
     except OSError:
         return
+    now = time.time()
     for name in names:
         path = os.path.join(root, name)
         if path == keep:
+            continue
+        try:
+            if now - os.path.getmtime(path) < _PRUNE_AFTER_S:
+                continue  # another version may be compiling there right now (two installs, two checkouts)
+        except OSError:
             continue
         if _ours(name) or (legacy and name.startswith("kernels_")):
             shutil.rmtree(path, ignore_errors=True)

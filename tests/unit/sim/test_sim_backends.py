@@ -11,6 +11,8 @@
 from __future__ import annotations
 
 import math
+import os
+import time
 
 import numpy as np
 import pytest
@@ -235,10 +237,17 @@ def test_pruning_keeps_the_current_kernels_and_foreign_files(tmp_path):
             (root / name).mkdir(parents=True)
         (root / "rscene-kernels-0011.ready").write_text("")
         (root / "notes.txt").write_text("")
+        for path in root.iterdir():  # untouched for two hours
+            os.utime(path, (time.time() - 7200, time.time() - 7200))
         return root
     root = fill(tmp_path / "own")
     kernels._prune(str(root), str(root / new))
     assert sorted(p.name for p in root.iterdir()) == sorted(["kernels-notahash", new, "notes.txt", "other"])
+    # another version compiling right now (a second install or checkout) keeps its folder
+    root = fill(tmp_path / "busy")
+    os.utime(root / old)
+    kernels._prune(str(root), str(root / new))
+    assert sorted(p.name for p in root.iterdir()) == sorted(["kernels-notahash", new, old, "notes.txt", "other"])
     # a NUMBA_CACHE_DIR other projects may share: only our own versioned folders go
     root = fill(tmp_path / "shared")
     kernels._prune(str(root), str(root / new), legacy=False)
