@@ -13,10 +13,10 @@ import numpy as np
 from numba import njit
 
 from .boxes import FACE_TOL, _reduce
+from .primitives import closest_segments, emit, plane_of, segment
 
 PARALLEL = 1e-6  # as narrowphase.PARALLEL
 ARC_EPS = 1e-20  # as narrowphase.ARC_EPS
-from .primitives import closest_segments, emit, plane_of, segment
 
 
 def pack(geom_poly):
