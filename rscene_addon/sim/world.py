@@ -17,8 +17,9 @@ pairs, every shape pair's contacts (``kernels.narrow``: the numpy handlers' poin
 starting, the sweeps and the integration as compiled kernels, the same rules, with one difference: its
 Gauss-Seidel sweep visits the rows one by one in contact order instead of by colour, so the two agree to
 the solver's tolerance, not to the bit. In a world without wires the numba step from the forces to
-sleeping is one compiled call (``kernels.box_world``; ``kernels.shape_world`` with other shapes), the same kernels in the same order: the same bits
-as calling them one by one, without a Python round trip between them.
+sleeping is one compiled call (``kernels.box_world``; ``kernels.shape_world`` with other shapes than boxes
+and planes), the same kernels in the same order: the same bits as calling them one by one, without a
+Python round trip between them.
 
 Interpretations and simplifications (RaiSim's own solver is not public):
 
