@@ -5,7 +5,8 @@
     .venv/bpy52/bin/python scripts/bench_sim_shapes.py          # adds Blender's rigid body world
 
 Cases (dt 1/240, 4 substeps per 60 fps frame, friction 0.8, columns of 4 on a 0.5 m grid dropped from
-0.5 m + 0.45 m per layer, random orientations as ``bench_sim_vs_blender.layout``):
+0.5 m + 0.45 m per layer, random orientations: ``bench_peers.layout``, whose MuJoCo and Blender set-ups
+both benchmarks share):
 spheres (r 0.15), capsules (r 0.1, cylinder 0.2), mixed (box 0.3, sphere, capsule, cylinder r 0.15 h 0.3 in
 turn), hulls (a 24-point hull of an ellipsoid, from an OBJ), boxes on a 65x65 height field (gentle waves).
 Each engine's world is built before the clock starts; the times are CPU seconds of this process
@@ -14,7 +15,6 @@ Each engine's world is built before the clock starts; the times are CPU seconds 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -25,27 +25,15 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-bench-user-"))
 
+import bench_peers as peers  # noqa: E402
+from bench_peers import DT, FPS, SUBSTEPS, layout  # noqa: E402
 from tests.scenes import ground, header, obj  # noqa: E402
 
-FPS, SUBSTEPS = 60, 4
-DT = 1.0 / (FPS * SUBSTEPS)
 CASES = ("spheres", "capsules", "mixed", "hulls", "heightfield")
 N = {"spheres": 100, "capsules": 100, "mixed": 100, "hulls": 50, "heightfield": 100}
 HF_N, HF_SIZE = 65, 8.0
-
-
-def layout(n: int, seed: int = 7):
-    rng = np.random.default_rng(seed)
-    side = int(math.ceil(math.sqrt(math.ceil(n / 4))))
-    quat = rng.normal(size=(n, 4))
-    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
-    pos = np.zeros((n, 3))
-    for i in range(n):
-        c, layer = divmod(i, 4)
-        pos[i] = ((c % side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05),
-                  (c // side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05), 0.5 + 0.45 * layer)
-    return pos, quat
 
 
 def hull_points(seed: int = 3) -> np.ndarray:
@@ -119,96 +107,19 @@ def run_ours(case: str, n: int, frames: int, backend: str):
 
 
 def run_mujoco(case: str, n: int, frames: int):
-    import mujoco
     pos, quat = layout(n)
     if case == "heightfield":
         pos[:, 2] += 0.1
-    geoms = {"box": '<geom type="box" size="0.15 0.15 0.15" mass="1" friction="0.8"/>',
-             "sphere": '<geom type="sphere" size="0.15" mass="1" friction="0.8"/>',
-             "capsule": '<geom type="capsule" size="0.1 0.1" mass="1" friction="0.8"/>',
-             "cylinder": '<geom type="cylinder" size="0.15 0.15" mass="1" friction="0.8"/>',
-             "mesh": '<geom type="mesh" mesh="pebble" mass="1" friction="0.8"/>'}
-    bodies = "".join(f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-                     f'{geoms[k]}</body>' for p, q, k in zip(pos, quat, shapes(case, n)))
-    verts = " ".join(f"{v:.9g}" for v in hull_points().ravel())
-    asset = f'<mesh name="pebble" vertex="{verts}"/>'
-    if case == "heightfield":
-        h = heights()
-        lo, hi = float(h.min()), float(h.max())
-        data = " ".join(f"{(v - lo) / (hi - lo):.9g}" for v in h.ravel())
-        asset += (f'<hfield name="terrain" nrow="{HF_N}" ncol="{HF_N}" size="{HF_SIZE / 2} {HF_SIZE / 2} '
-                  f'{hi - lo} 0.1" elevation="{data}"/>')
-        floor = f'<geom type="hfield" hfield="terrain" pos="0 0 {lo}" friction="0.8"/>'
-    else:
-        floor = '<geom type="plane" size="20 20 0.1" friction="0.8"/>'
-    xml = (f'<mujoco><option timestep="{DT}"/><asset>{asset}</asset><worldbody>{floor}{bodies}'
-           f'</worldbody></mujoco>')
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    w0, c0 = time.perf_counter(), time.process_time()
-    for _ in range((frames - 1) * SUBSTEPS):
-        mujoco.mj_step(model, data)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    return wall, cpu, float(data.xpos[1:, 2].mean()), ""
+    hf = (heights(), HF_SIZE) if case == "heightfield" else None
+    wall, cpu, z, _ = peers.run_mujoco(shapes(case, n), pos, quat, frames, hull=hull_points(), heightfield=hf)
+    return wall, cpu, float(z.mean()), ""
 
 
 def run_blender(case: str, n: int, frames: int):
-    import bpy
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps = FPS
-    scene.frame_start, scene.frame_end = 1, frames
-    bpy.ops.rigidbody.world_add()
-    rbw = scene.rigidbody_world
-    rbw.collection = bpy.data.collections.new("RigidBodyWorld")
-    rbw.substeps_per_frame = SUBSTEPS
-    rbw.point_cache.frame_start, rbw.point_cache.frame_end = 1, frames
-    pos, quat = layout(n)
     if case == "heightfield":
         return None  # Blender has no height-field shape (a mesh shape is another test)
-
-    def mesh_of(name, verts, faces=()):
-        me = bpy.data.meshes.new(name)
-        me.from_pydata([tuple(v) for v in verts], [], list(faces))
-        me.update()
-        return me
-
-    cube = mesh_of("cube", [(x, y, z) for x in (-.5, .5) for y in (-.5, .5) for z in (-.5, .5)],
-                   [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
-    pebble = mesh_of("pebble", hull_points())
-    ground_ob = bpy.data.objects.new("Ground", cube)
-    ground_ob.scale = (40.0, 40.0, 1.0)
-    ground_ob.location = (0.0, 0.0, -0.5)
-    obs = [ground_ob]
-    kinds = shapes(case, n)
-    for i, kind in enumerate(kinds):
-        ob = bpy.data.objects.new(f"B{i}", pebble if kind == "mesh" else cube)
-        ob.location = pos[i]
-        ob.rotation_mode = "QUATERNION"
-        ob.rotation_quaternion = quat[i]
-        # Bullet sizes its primitives from the object's bounds: a unit cube scaled to the shape's box
-        ob.scale = {"box": (0.3,) * 3, "sphere": (0.3,) * 3, "capsule": (0.2, 0.2, 0.4),
-                    "cylinder": (0.3, 0.3, 0.3), "mesh": (1, 1, 1)}[kind]
-        obs.append(ob)
-    for ob in obs:
-        scene.collection.objects.link(ob)
-        rbw.collection.objects.link(ob)
-    bpy.context.view_layer.update()
-    ground_ob.rigid_body.type = "PASSIVE"
-    ground_ob.rigid_body.collision_shape = "BOX"
-    for ob, kind in zip(obs[1:], kinds):
-        ob.rigid_body.collision_shape = {"box": "BOX", "sphere": "SPHERE", "capsule": "CAPSULE",
-                                         "cylinder": "CYLINDER", "mesh": "CONVEX_HULL"}[kind]
-        ob.rigid_body.mass = 1.0
-    for ob in obs:
-        ob.rigid_body.friction = 0.8
-        ob.rigid_body.restitution = 0.0
-    scene.frame_set(1)
-    w0, c0 = time.perf_counter(), time.process_time()
-    for f in range(1, frames + 1):
-        scene.frame_set(f)
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    return wall, cpu, float(np.mean([ob.matrix_world.translation.z for ob in obs[1:]])), ""
+    wall, cpu, z, _ = peers.run_blender(shapes(case, n), *layout(n), frames, hull=hull_points())
+    return wall, cpu, float(z.mean()), ""
 
 
 def main(argv=None) -> int:

@@ -31,7 +31,6 @@ with the ratios it would give if counted.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import tempfile
@@ -41,32 +40,17 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-bench-user-"))
 
+import bench_peers as peers  # noqa: E402
+from bench_peers import FPS, LAYERS, SUBSTEPS, layout, mujoco_module  # noqa: E402
 from rscene_addon.sim import simulate  # noqa: E402
 from tests.scenes import ground, header, obj  # noqa: E402
 
-FPS = 60
-SUBSTEPS = 4  # dt = 1/240
-SIZE = 0.3
-LAYERS = 4
+SIZE = peers.BOX
 REPEATS = 3  # key-writing measurements
 BLENDER_ITERATIONS = 10  # RigidBodyWorld.solver_iterations default
-
-
-def layout(n: int, seed: int = 7):
-    """Positions (n, 3) and quaternions (n, 4, w x y z) of the cubes: columns of LAYERS on a grid."""
-    rng = np.random.default_rng(seed)
-    cols = int(math.ceil(n / LAYERS))
-    side = int(math.ceil(math.sqrt(cols)))
-    pos = np.zeros((n, 3))
-    quat = rng.normal(size=(n, 4))
-    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
-    for i in range(n):
-        c, layer = divmod(i, LAYERS)
-        pos[i] = ((c % side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05),
-                  (c // side - (side - 1) / 2) * 0.5 + rng.uniform(-0.05, 0.05), 0.5 + 0.45 * layer)
-    return pos, quat
 
 
 def scene_text(n: int, iterations: int = 80) -> str:
@@ -117,96 +101,16 @@ def outcome(tr) -> str:
     return f"final z {z.min():.3f}..{z.max():.3f} m, mean {z.mean():.3f}, through the floor {(z < 0.1).sum()}"
 
 
-# -- Blender ---------------------------------------------------------------------------------------------------
-
-def _unit_cube_mesh(bpy):
-    mesh = bpy.data.meshes.new("bench_cube")
-    h = 0.5
-    verts = [(x, y, z) for x in (-h, h) for y in (-h, h) for z in (-h, h)]
-    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-    mesh.from_pydata(verts, [], faces)
-    mesh.update()
-    return mesh
-
+# -- the peers (bench_peers: the set-up shared with bench_sim_shapes) ---------------------------------------------
 
 def run_blender(n: int, frames: int):
-    import bpy
-    bpy.ops.wm.read_factory_settings(use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps = FPS
-    scene.frame_start, scene.frame_end = 1, frames
-    bpy.ops.rigidbody.world_add()
-    rbw = scene.rigidbody_world
-    rbw.collection = bpy.data.collections.new("RigidBodyWorld")
-    rbw.substeps_per_frame = SUBSTEPS
-    rbw.point_cache.frame_start, rbw.point_cache.frame_end = 1, frames
-    mesh = _unit_cube_mesh(bpy)
-    pos, quat = layout(n)
-    objects = []
-    ground_ob = bpy.data.objects.new("Ground", mesh)
-    ground_ob.scale = (40.0, 40.0, 1.0)
-    ground_ob.location = (0.0, 0.0, -0.5)
-    objects.append(ground_ob)
-    for i in range(n):
-        ob = bpy.data.objects.new(f"Cube{i}", mesh)
-        ob.location = pos[i]
-        ob.rotation_mode = "QUATERNION"
-        ob.rotation_quaternion = quat[i]
-        ob.scale = (SIZE,) * 3
-        objects.append(ob)
-    for ob in objects:
-        scene.collection.objects.link(ob)
-        rbw.collection.objects.link(ob)
-    bpy.context.view_layer.update()
-    ground_ob.rigid_body.type = "PASSIVE"
-    for ob in objects:
-        ob.rigid_body.collision_shape = "BOX"
-        ob.rigid_body.friction = 0.8
-        ob.rigid_body.restitution = 0.0
-    for ob in objects[1:]:
-        ob.rigid_body.mass = 1.0
-    scene.frame_set(1)
-    t0 = time.perf_counter()
-    for f in range(1, frames + 1):
-        scene.frame_set(f)
-    elapsed = time.perf_counter() - t0
-    top = max(ob.matrix_world.translation.z for ob in objects[1:])
-    low = min(ob.matrix_world.translation.z for ob in objects[1:])
-    info = (f"iterations {rbw.solver_iterations}, substeps {rbw.substeps_per_frame}, "
-            f"final z range {low:.3f}..{top:.3f} m")
-    return elapsed, info
-
-
-# -- MuJoCo (optional) -----------------------------------------------------------------------------------------
-
-def mujoco_module():
-    try:
-        import mujoco
-        return mujoco
-    except Exception:
-        return None
+    wall, _, z, info = peers.run_blender(["box"] * n, *layout(n), frames)
+    return wall, f"{info}, final z range {z.min():.3f}..{z.max():.3f} m"
 
 
 def run_mujoco(mujoco, n: int, frames: int):
-    pos, quat = layout(n)
-    h = SIZE / 2
-    bodies = "".join(
-        f'<body pos="{p[0]} {p[1]} {p[2]}" quat="{q[0]} {q[1]} {q[2]} {q[3]}"><freejoint/>'
-        f'<geom type="box" size="{h} {h} {h}" mass="1" friction="0.8"/></body>'
-        for p, q in zip(pos, quat))
-    xml = (f'<mujoco><option timestep="{1.0 / (FPS * SUBSTEPS)}"/><worldbody>'
-           f'<geom type="plane" size="20 20 0.1" friction="0.8"/>{bodies}</worldbody></mujoco>')
-    model = mujoco.MjModel.from_xml_string(xml)
-    data = mujoco.MjData(model)
-    steps = (frames - 1) * SUBSTEPS
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        mujoco.mj_step(model, data)
-    elapsed = time.perf_counter() - t0
-    z = data.xpos[1:, 2]  # body 0 is the world
-    solver = ("PGS", "CG", "Newton")[model.opt.solver]
-    return elapsed, (f"solver {solver}, iterations {model.opt.iterations}, "
-                     f"final z range {z.min():.3f}..{z.max():.3f} m")
+    wall, _, z, info = peers.run_mujoco(["box"] * n, *layout(n), frames)
+    return wall, f"{info}, final z range {z.min():.3f}..{z.max():.3f} m"
 
 
 # -- keyframe writing ------------------------------------------------------------------------------------------

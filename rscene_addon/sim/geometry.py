@@ -27,7 +27,8 @@ class Polytope:
     vertices (V, 3); faces: list of index arrays, counter-clockwise seen from outside; normals (F, 3)
     outward unit; offsets (F,) with ``normals @ x <= offsets`` inside; edges (E, 2) vertex pairs;
     edge_dirs (D, 3) unit directions of the edges (parallel edges share one); edge_dir_of (E,) index
-    into edge_dirs.
+    into edge_dirs; edge_faces (E, 2) the two faces that meet at each edge (the same face twice for an
+    edge of one face only): the edge's arc on the Gauss map, between their normals.
     """
 
     vertices: np.ndarray
@@ -39,6 +40,7 @@ class Polytope:
     edge_dir_of: np.ndarray
     radius: float = 0.0
     tri_index: np.ndarray = field(default=None, repr=False)  # (T, 3) fan triangulation of the faces
+    edge_faces: np.ndarray = field(default=None, repr=False)
 
     @classmethod
     def from_faces(cls, vertices: np.ndarray, faces: list) -> "Polytope":
@@ -63,11 +65,12 @@ class Polytope:
             offsets.append(float(np.max(p @ n)))
             for k in range(1, len(f) - 1):
                 tris.append((f[0], f[k], f[k + 1]))
-        edge_set: dict[tuple[int, int], None] = {}
-        for f in faces:
+        edge_set: dict[tuple[int, int], list] = {}
+        for fi, f in enumerate(faces):
             for a, b in zip(f.tolist(), np.roll(f, -1).tolist()):
-                edge_set[(min(a, b), max(a, b))] = None
+                edge_set.setdefault((min(a, b), max(a, b)), []).append(fi)
         edges = np.array(list(edge_set), dtype=np.int64).reshape(-1, 2)
+        edge_faces = np.array([(fs[0], fs[-1]) for fs in edge_set.values()], dtype=np.int64).reshape(-1, 2)
         dirs: list[np.ndarray] = []
         dir_of = np.zeros(len(edges), dtype=np.int64)
         for i, (a, b) in enumerate(edges):
@@ -82,7 +85,7 @@ class Polytope:
                 dirs.append(d)
         return cls(vertices, faces, np.array(normals), np.array(offsets), edges,
                    np.array(dirs).reshape(-1, 3), dir_of, float(np.max(np.linalg.norm(vertices, axis=1))),
-                   np.array(tris, dtype=np.int64).reshape(-1, 3))
+                   np.array(tris, dtype=np.int64).reshape(-1, 3), edge_faces)
 
 
 def box_polytope(half: np.ndarray) -> Polytope:

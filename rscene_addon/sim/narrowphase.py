@@ -20,6 +20,8 @@ from .closest import (closest_point_segment, closest_point_triangles, closest_se
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
 from .mathutil import cross, normalize, tangent_basis
 
+PARALLEL = 1e-6  # edges whose unit directions' cross product is shorter give no edge axis
+ARC_EPS = 1e-20  # |n1 x n2|^2 of an edge's face normals below: an arc of no length or a half circle
 _BOX_SIGNS = np.array([[sx, sy, sz] for sz in (-1, 1) for sy in (-1, 1) for sx in (-1, 1)], dtype=np.float64)
 
 
@@ -315,6 +317,20 @@ def capsule_capsule(m, fr, ga, gb, margin, pidx, buf, max_points):
                 buf.add([pidx[k]], pa + n * (ra[k] + 0.5 * sep), n, [sep])
 
 
+def minkowski_edges(na: np.ndarray, nb: np.ndarray) -> np.ndarray:
+    """(EA, EB) mask: the arc between the normals na[i] (2, 3) crosses the arc nb[j] (2, 3) on the unit
+    sphere (both shorter than a half circle); an arc of no length or of half a circle (an edge of one
+    face, a flat polytope's rim) crosses every arc, so that its axes are all tried."""
+    a1, a2, b1, b2 = na[:, 0], na[:, 1], nb[:, 0], nb[:, 1]
+    bxa, dxc = cross(a2, a1), cross(b2, b1)
+    cba, dba = b1 @ bxa.T, b2 @ bxa.T  # (EB, EA)
+    adc, bdc = a1 @ dxc.T, a2 @ dxc.T  # (EA, EB)
+    cross_ = (cba * dba < 0).T & (adc * bdc < 0) & (cba.T * bdc > 0)
+    flat_a = np.einsum("ij,ij->i", bxa, bxa) < ARC_EPS
+    flat_b = np.einsum("ij,ij->i", dxc, dxc) < ARC_EPS
+    return cross_ | flat_a[:, None] | flat_b[None, :]
+
+
 def polytope_polytope(wa: WorldPoly, wb: WorldPoly, margin: float, max_points: int):
     """SAT with face clipping. Returns (points (K, 3), normal A->B (3,), seps (K,)) or None."""
     # face axes of A
@@ -326,34 +342,32 @@ def polytope_polytope(wa: WorldPoly, wb: WorldPoly, margin: float, max_points: i
     fb = int(np.argmax(sep_b))
     if sep_b[fb] > margin:
         return None
-    # edge-edge axes
-    da, db = wa.edge_dirs, wb.edge_dirs
-    ax = cross(da[:, None, :], db[None, :, :]).reshape(-1, 3)
-    ln = np.linalg.norm(ax, axis=1)
-    valid = np.nonzero(ln > 1e-6)[0]
+    # edge-edge axes: the edge pairs whose arcs cross on the Gauss map (of A and of -B), the pairs whose
+    # cross product is a face normal of the Minkowski difference (Gregorius, GDC 2013); another edge axis
+    # never separates more while the two overlap. Each axis points away from A's centre, its separation
+    # is B's lowest vertex minus A's highest along it.
+    pa_, pb_ = wa.poly, wb.poly
+    ia, ib = np.nonzero(minkowski_edges(wa.normals[pa_.edge_faces], -wb.normals[pb_.edge_faces]))
     best_edge = -np.inf
-    if len(valid):
+    if len(ia):
+        ax = cross(wa.edge_dirs[pa_.edge_dir_of[ia]], wb.edge_dirs[pb_.edge_dir_of[ib]])
+        ln = np.linalg.norm(ax, axis=1)
+        valid = np.nonzero(ln > PARALLEL)[0]
+        ia, ib = ia[valid], ib[valid]
         axes = ax[valid] / ln[valid, None]
-        pa = wa.verts @ axes.T
-        pb = wb.verts @ axes.T
-        s_pos = pb.min(axis=0) - pa.max(axis=0)
-        s_neg = pa.min(axis=0) - pb.max(axis=0)
-        s = np.maximum(s_pos, s_neg)
-        e = int(np.argmax(s))
-        best_edge = float(s[e])
-        if best_edge > margin:
-            return None
+        out = np.einsum("kj,kj->k", axes, wa.verts[pa_.edges[ia, 0]] - wa.verts.mean(axis=0))
+        axes[out < 0] *= -1.0
+        if len(axes):
+            s = (wb.verts @ axes.T).min(axis=0) - (wa.verts @ axes.T).max(axis=0)
+            e = int(np.argmax(s))
+            best_edge = float(s[e])
+            if best_edge > margin:
+                return None
     face_best = max(sep_a[fa], sep_b[fb])
     if best_edge > face_best + FACE_TOL:
-        axis = axes[e] if s_pos[e] >= s_neg[e] else -axes[e]
-        ia, ib = divmod(int(valid[e]), len(db))
-        ea = wa.poly.edges[wa.poly.edge_dir_of == ia]
-        eb = wb.poly.edges[wb.poly.edge_dir_of == ib]
-        ka = int(np.argmax((wa.verts[ea[:, 0]] + wa.verts[ea[:, 1]]) @ axis))
-        kb = int(np.argmin((wb.verts[eb[:, 0]] + wb.verts[eb[:, 1]]) @ axis))
-        p1, p2, _, _ = closest_segment_segment(wa.verts[ea[ka, 0]], wa.verts[ea[ka, 1]],
-                                               wb.verts[eb[kb, 0]], wb.verts[eb[kb, 1]])
-        return (0.5 * (p1 + p2))[None, :], axis, np.array([best_edge])
+        ea, eb = pa_.edges[ia[e]], pb_.edges[ib[e]]
+        p1, p2, _, _ = closest_segment_segment(wa.verts[ea[0]], wa.verts[ea[1]], wb.verts[eb[0]], wb.verts[eb[1]])
+        return (0.5 * (p1 + p2))[None, :], axes[e], np.array([best_edge])
     if sep_b[fb] > sep_a[fa] + FACE_TOL:
         ref, inc, f, flip = wb, wa, fb, True
     else:

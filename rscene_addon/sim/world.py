@@ -17,8 +17,9 @@ pairs, every shape pair's contacts (``kernels.narrow``: the numpy handlers' poin
 starting, the sweeps and the integration as compiled kernels, the same rules, with one difference: its
 Gauss-Seidel sweep visits the rows one by one in contact order instead of by colour, so the two agree to
 the solver's tolerance, not to the bit. In a world without wires the numba step from the forces to
-sleeping is one compiled call (``kernels.box_world``), the same kernels in the same order: the same bits
-as calling them one by one, without a Python round trip between them.
+sleeping is one compiled call (``kernels.box_world``; ``kernels.shape_world`` with other shapes than boxes
+and planes), the same kernels in the same order: the same bits as calling them one by one, without a
+Python round trip between them.
 
 Interpretations and simplifications (RaiSim's own solver is not public):
 
@@ -41,7 +42,7 @@ from .broadphase import candidate_pairs, compute_aabbs
 from .model_builder import build
 from .cloth import Cloth
 from . import kernels
-from .geometry import HEIGHTFIELD, PLANE
+from .geometry import BOX, HEIGHTFIELD, PLANE
 from .granular import Granular
 from .islands import island_labels
 from .mathutil import (cross, norm, quat_angular_velocity, quat_integrate, quat_multiply, quat_normalize,
@@ -102,6 +103,10 @@ class World:
         self._one_call = self._kern is not None and not m.wires
         if self._kern is not None:  # every shape's narrowphase compiled (kernels.narrow)
             self._shapes = self._kern.shape_data(m)
+            # boxes on planes: box_world's step and contacts; other shapes compile their own (kernels.shapes)
+            boxy = bool(np.all((m.geom_type == BOX) | (m.geom_type == PLANE)))
+            self._shape_kern = None if boxy else kernels.load_shapes()
+            self._step_kernel = self._kern.box_world_step if boxy else self._shape_kern.shape_world_step
         if self._one_call:
             self._radius = np.ascontiguousarray(m.body_radius, dtype=np.float64)
             self._gravity = np.asarray(m.gravity, dtype=np.float64)
@@ -290,11 +295,12 @@ class World:
                              geom_a=ga, geom_b=gb)
 
     def _compiled_step(self) -> None:
-        """The rest of ``step`` as ``kernels.box_world.step`` (the same kernels in the same order)."""
+        """The rest of ``step`` as ``kernels.box_world.step`` (or ``shape_world.step``: the same kernels in the
+        same order)."""
         m, s = self.model, self.state
         sv = m.solver
         (self.last_iterations, A, B, ga, gb, point, normal, sep, vn0, lam, key, local, impulse, self._touching,
-         events) = self._kern.box_world_step(
+         events) = self._step_kernel(
             s.position, s.quaternion, s.linear_velocity, s.angular_velocity, s.sleeping, s.quiet_steps,
             self._island, self.external_force, self.external_torque, self.dynamic, self.kinematic,
             m.body_inv_mass, m.body_inv_inertia, self._radius, self._gravity, m.geom_body, m.geom_type,
@@ -388,9 +394,13 @@ class World:
             return None
         margins = margin0 + (speed[gb[pairs[:, 0]]] + speed[gb[pairs[:, 1]]]) * dt
         max_pts = min(m.solver.max_contacts_per_pair, MAX_MANIFOLD)
-        if self._kern is not None:  # every pair compiled (the numpy handlers' contacts)
+        if self._kern is not None and self._shape_kern is None:  # boxes on planes, compiled
+            pidx, point, normal, sep = self._kern.box_contacts(
+                pairs, m.geom_type, np.ascontiguousarray(g_pos), np.ascontiguousarray(g_rot), m.geom_size, margins,
+                max_pts)
+        elif self._kern is not None:  # every pair compiled (the numpy handlers' contacts)
             polys, hfs, big = self._shapes[-3:]
-            pidx, point, normal, sep = self._kern.shape_contacts(
+            pidx, point, normal, sep = self._shape_kern.shape_contacts(
                 pairs, m.geom_type, np.ascontiguousarray(g_pos), np.ascontiguousarray(g_rot), m.geom_size, margins,
                 max_pts, polys, hfs, big)
         else:

@@ -8,7 +8,8 @@ The kernels compile on first use into a cache (``@njit(cache=True)``) under a ro
 ``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
 user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
 equivalent). Inside the root each version of the kernels' sources has a folder of its own
-(``kernels-<hash>``; the robot kernels, ``load_robots``, compile there on a scene's first robot step):
+(``kernels-<hash>``; the other shapes' kernels, ``load_shapes``, compile there on the first world with a
+shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step):
 numba checks a cached function against its own file only, so a kernel that calls one from another file
 (``box_world.step`` calls them all) would otherwise keep running the callee's old code after that file
 changed. This package never imports bpy.
@@ -26,6 +27,7 @@ ENV_BACKEND = "RSCENE_SIM_BACKEND"
 _cache_dir: str | None = None
 _compiled = None  # the loaded kernel module
 _robots = None  # the loaded articulated-system kernels
+_shapes = None  # the loaded narrowphase of every shape and its one-call step
 _report = None  # prepare's report callback: load_robots tells it when the robot kernels compile
 _numba_error: str | None = None
 
@@ -207,3 +209,24 @@ def load_robots():
     except OSError:
         pass
     return robots
+
+
+def load_shapes():
+    """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), loaded like
+    :func:`load_robots`, only by worlds with spheres, capsules, cylinders, hulls or height fields: a world
+    of boxes on planes never pays their compile."""
+    global _shapes
+    if _shapes is not None:
+        return _shapes
+    load()
+    marker = os.path.join(kernel_dir(), "ready-shapes")
+    if _report is not None and not os.path.exists(marker):
+        _report(f"{COMPILING_MESSAGE} (shapes; cache {cache_dir()})")
+    from . import shapes
+    shapes.warm_up()
+    _shapes = shapes
+    try:
+        open(marker, "a").close()
+    except OSError:
+        pass
+    return shapes

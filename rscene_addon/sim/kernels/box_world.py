@@ -1,9 +1,11 @@
-"""A whole rigid-body step in one compiled call, for worlds of one-geom bodies of any shape on planes and
-height fields (the common pile): the numba backend's ``World.step`` from the forces to sleeping (body
-frames, contacts, waking, rows, warm start, both solves, impulse cache, contact-begin pairs,
-integration, islands), calling the same kernels in the same order, so it gives the same numbers without
-a Python round trip between them. Contacts come from ``narrow.shape_contacts`` (for boxes on planes
-exactly ``contacts.box_contacts``, so a box world keeps its bits).
+"""A whole rigid-body step in one compiled call, for worlds of one-geom boxes on planes (the common pile):
+the numba backend's ``World.step`` from the forces to sleeping (body frames, contacts, waking, rows, warm
+start, both solves, impulse cache, contact-begin pairs, integration, islands), calling the same kernels in
+the same order, so it gives the same numbers without a Python round trip between them.
+
+Its parts (``begin``, ``candidates``, ``contact_geoms``, ``wake``, ``finish``) are shared with
+``shape_world.step``, the same step for worlds with other shapes; only the narrowphase differs
+(``contacts.box_contacts`` here), so a box world never compiles the other shapes' kernels.
 
 Constants passed to other kernels are typed (``np.bool_(True)``, not ``True``): numba compiles a callee
 once more for every literal argument it is called with.
@@ -17,7 +19,7 @@ from numba import njit
 
 from .body import body_frames, sleep
 from .bounds import aabbs
-from .narrow import shape_contacts
+from .contacts import box_contacts
 from .events import touch_events
 from .order import argsort
 from .pairs import candidate_pairs
@@ -46,9 +48,9 @@ def _speeds(lin, ang, radius, awake, kinematic):
 
 
 @njit(cache=True)
-def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize, glocal, is_plane,
-            plane_z, ggroup, gmask, margin0, max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big):
-    """``World._detect``: (pairs (P, 2), pair index, point, normal, separation) of the contacts."""
+def candidates(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize, glocal, is_plane,
+               plane_z, ggroup, gmask, margin0, dt, fixed, fixed_lo, fixed_hi):
+    """``World._detect`` up to the narrowphase: candidate pairs (P, 2) and their margins (P,)."""
     moving, speed = _speeds(lin, ang, radius, awake, kinematic)
     G = gbody.shape[0]
     pad = np.empty(G)
@@ -70,12 +72,21 @@ def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gt
     margins = np.empty(P)
     for p in range(P):
         margins[p] = margin0 + (speed[gbody[pairs[p, 0]]] + speed[gbody[pairs[p, 1]]]) * dt
-    pidx, point, normal, sep = shape_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts, polys, hfs, big)
+    return pairs, margins
+
+
+@njit(cache=True)
+def _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize, glocal, is_plane,
+            plane_z, ggroup, gmask, margin0, max_pts, dt, fixed, fixed_lo, fixed_hi):
+    """``World._detect`` for boxes on planes: (pairs (P, 2), pair index, point, normal, separation)."""
+    pairs, margins = candidates(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody, gtype, gsize,
+                                glocal, is_plane, plane_z, ggroup, gmask, margin0, dt, fixed, fixed_lo, fixed_hi)
+    pidx, point, normal, sep = box_contacts(pairs, gtype, g_pos, g_rot, gsize, margins, max_pts)
     return pairs, pidx, point, normal, sep
 
 
 @njit(cache=True)
-def _contact_geoms(pairs, pidx, gbody):
+def contact_geoms(pairs, pidx, gbody):
     """Each contact's geoms and bodies."""
     C = pidx.shape[0]
     ga = np.empty(C, np.int64)
@@ -141,15 +152,10 @@ def _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
 
 
 @njit(cache=True)
-def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
-         dynamic, kinematic, inv_mass, inv_I_body, radius, gravity,
-         gbody, gtype, gsize, glocal, gmaterial, ggroup, gmask, is_plane, plane_z, material_table,
-         cache_key, cache_local, cache_impulse, touching, at_body, geom_pos, geom_rot, fixed, fixed_lo, fixed_hi,
-         polys, hfs, big, dt, margin0, max_pts, vel_iterations, pos_iterations, tolerance, forward, erp,
-         sleeping_enabled, sleep_lin, sleep_ang, sleep_steps, warm_match):
-    """One step; the state arrays (pos ... island) change in place and the forces are cleared. Returns
-    (sweeps, contacts as (A, B, ga, gb, point, normal, sep, vn0, lam (C, 3)), the impulse cache (key,
-    local, impulse), touching pairs, event contacts)."""
+def begin(pos, quat, lin, ang, sleeping, ext_f, ext_t, dynamic, inv_mass, inv_I_body, gravity, gbody, at_body,
+          geom_pos, geom_rot, dt):
+    """A step's start: velocities before forces V0 (N, 6), awake bodies, body frames R and world inverse
+    inertias (the forces applied, then cleared) and the geoms' world poses."""
     N = pos.shape[0]
     G = gbody.shape[0]
     V0 = np.empty((N, 6))
@@ -178,20 +184,32 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
                 for y in range(3):
                     g_rot[g, x, y] = R[b, x, 0] * geom_rot[g, 0, y] + R[b, x, 1] * geom_rot[g, 1, y] \
                         + R[b, x, 2] * geom_rot[g, 2, y]
-    pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody,
-                                              gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask, margin0,
-                                              max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big)
-    ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
-    if ga.shape[0] and _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
-        for i in range(N):
-            if dynamic[i] and not sleeping[i] and not awake[i]:  # woken: this step's forces, as the others
-                for c in range(3):
-                    lin[i, c] += gravity[c] * dt
-            awake[i] = dynamic[i] and not sleeping[i]
-        pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot,
-                                                  gbody, gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask,
-                                                  margin0, max_pts, dt, fixed, fixed_lo, fixed_hi, polys, hfs, big)
-        ga, gb, A, B = _contact_geoms(pairs, pidx, gbody)
+    return V0, awake, R, Iw, g_pos, g_rot
+
+
+@njit(cache=True)
+def wake(A, B, lin, awake, dynamic, kinematic, sleeping, quiet, island, gravity, dt):
+    """Sleeping bodies touched by moving ones wake (with this step's gravity, as the others got);
+    True when any did, and the contacts are detected again."""
+    if A.shape[0] == 0 or not _wake_touched(A, B, lin, awake, kinematic, sleeping, quiet, island):
+        return False
+    for i in range(lin.shape[0]):
+        if dynamic[i] and not sleeping[i] and not awake[i]:  # woken: this step's forces, as the others
+            for c in range(3):
+                lin[i, c] += gravity[c] * dt
+        awake[i] = dynamic[i] and not sleeping[i]
+    return True
+
+
+@njit(cache=True)
+def finish(pos, quat, lin, ang, sleeping, quiet, island, dynamic, kinematic, inv_mass, radius, gmaterial,
+           material_table, cache_key, cache_local, cache_impulse, touching, V0, awake, R, Iw, ga, gb, A, B, point,
+           normal, sep, dt, vel_iterations, pos_iterations, tolerance, forward, erp, sleeping_enabled, sleep_lin,
+           sleep_ang, sleep_steps, warm_match):
+    """A step after its contacts: rows, warm start, both solves, impulse cache, contact-begin pairs,
+    integration, sleeping (``step``'s return value)."""
+    N = pos.shape[0]
+    G = gmaterial.shape[0]
     C = ga.shape[0]
     # constraint rows (World._rows with the compiled rows; no wires here)
     inv_m = np.empty(N)
@@ -284,3 +302,31 @@ def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
     if sleeping_enabled:
         sleep(lin, ang, awake, kinematic, quiet, sleeping, island, A, B, A, B, sleep_lin, sleep_ang, sleep_steps)
     return (sweeps, A, B, ga, gb, point, normal, sep, vn0, lam, key, local, impulse, touching, events)
+
+
+@njit(cache=True)
+def step(pos, quat, lin, ang, sleeping, quiet, island, ext_f, ext_t,
+         dynamic, kinematic, inv_mass, inv_I_body, radius, gravity,
+         gbody, gtype, gsize, glocal, gmaterial, ggroup, gmask, is_plane, plane_z, material_table,
+         cache_key, cache_local, cache_impulse, touching, at_body, geom_pos, geom_rot, fixed, fixed_lo, fixed_hi,
+         polys, hfs, big, dt, margin0, max_pts, vel_iterations, pos_iterations, tolerance, forward, erp,
+         sleeping_enabled, sleep_lin, sleep_ang, sleep_steps, warm_match):
+    """One step of boxes on planes; the state arrays (pos ... island) change in place and the forces are
+    cleared. Returns (sweeps, contacts as (A, B, ga, gb, point, normal, sep, vn0, lam (C, 3)), the impulse
+    cache (key, local, impulse), touching pairs, event contacts). ``polys, hfs, big`` are unused (the
+    signature of ``shape_world.step``)."""
+    V0, awake, R, Iw, g_pos, g_rot = begin(pos, quat, lin, ang, sleeping, ext_f, ext_t, dynamic, inv_mass,
+                                           inv_I_body, gravity, gbody, at_body, geom_pos, geom_rot, dt)
+    pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot, gbody,
+                                              gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask, margin0,
+                                              max_pts, dt, fixed, fixed_lo, fixed_hi)
+    ga, gb, A, B = contact_geoms(pairs, pidx, gbody)
+    if wake(A, B, lin, awake, dynamic, kinematic, sleeping, quiet, island, gravity, dt):
+        pairs, pidx, point, normal, sep = _detect(lin, ang, radius, awake, dynamic, kinematic, g_pos, g_rot,
+                                                  gbody, gtype, gsize, glocal, is_plane, plane_z, ggroup, gmask,
+                                                  margin0, max_pts, dt, fixed, fixed_lo, fixed_hi)
+        ga, gb, A, B = contact_geoms(pairs, pidx, gbody)
+    return finish(pos, quat, lin, ang, sleeping, quiet, island, dynamic, kinematic, inv_mass, radius, gmaterial,
+                  material_table, cache_key, cache_local, cache_impulse, touching, V0, awake, R, Iw, ga, gb, A, B,
+                  point, normal, sep, dt, vel_iterations, pos_iterations, tolerance, forward, erp, sleeping_enabled,
+                  sleep_lin, sleep_ang, sleep_steps, warm_match)

@@ -1,5 +1,7 @@
-"""The compiled kernels, imported together (by ``kernels.load`` after it has chosen the cache folder),
-and the narrowphase handlers that call them (``narrowphase.collide``'s handler signature)."""
+"""The compiled kernels of a world of boxes on planes, imported together (by ``kernels.load`` after it has
+chosen the cache folder), and the narrowphase handlers that call them (``narrowphase.collide``'s handler
+signature). The other shapes' narrowphase and step are ``shapes`` (``kernels.load_shapes``), compiled
+only by worlds that have them."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,13 +12,12 @@ from .box_world import step as box_world_step
 from .bounds import aabbs
 from .contacts import box_contacts
 from .events import touch_events
-from .narrow import shape_contacts
 from .pairs import candidate_pairs
 from .pgs import solve, warm_start
 from .rows import contact_rows
 from .step import integrate, warm
 
-__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "shape_contacts", "shape_data", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
+__all__ = ["body_frames", "box_box", "box_world_step", "box_contacts", "compute_aabbs", "candidate_pairs", "contact_rows", "box_plane", "handlers", "integrate", "shape_data", "sleep", "solve", "touch_events", "warm", "warm_start", "warm_up"]
 
 
 def _out(n: int):
@@ -73,6 +74,24 @@ def handlers():
     return table
 
 
+def world_args(types):
+    """The arguments of a one-call step (``box_world.step``, ``shape_world.step``) for two bodies and the
+    three geoms of ``types`` (body 0 has geom 0, body 1 the others): what warm-ups call them with."""
+    from ..geometry import box_polytope
+    a = np.zeros(1, np.int64)
+    I3, x3, flags = np.zeros((2, 3, 3)), np.zeros((2, 3)), np.zeros(2, np.bool_)
+    poly = box_polytope(np.full(3, 0.5))
+    polys = convex.pack([poly, poly, None])
+    shapes = (np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0), types == 6, np.zeros((3, 3)), np.zeros((3, 3)), polys,
+              terrain.pack([None] * 3), convex.largest(polys))
+    return (np.zeros((2, 3)), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), flags.copy(),
+            np.zeros(2, np.int64), np.full(2, -1, np.int64), x3.copy(), x3.copy(), ~flags, flags, np.ones(2),
+            I3, np.ones(2), np.zeros(3), np.array([0, 1, 1], np.int64), types, np.full((3, 3), 0.5),
+            np.zeros((3, 2, 3)), np.zeros(3, np.int64), np.ones(3, np.uint64), np.ones(3, np.uint64),
+            types == 5, np.zeros(3), np.zeros((1, 1, 5)), a[:0], x3[:0], x3[:0], a[:0], True, *shapes, 0.01,
+            0.005, 4, 28, 20, 1e-5, True, 0.2, True, 0.002, 0.01, 5, 0.02)
+
+
 def warm_up() -> None:
     """Run every kernel once on tiny inputs with the types a step passes (compiles or loads them)."""
     V = np.zeros((2, 6))
@@ -103,18 +122,6 @@ def warm_up() -> None:
     boxes.box_plane(a, pos, rot, h, rot[:, :, 2].copy(), np.zeros(1), np.ones(1), 4, *out, 0)
     boxes.box_box(a, pos, pos + 0.9, rot, rot, h, h, np.ones(1), 4, *out, 0)
     types = np.array([1, 1, 5], np.int64)  # (BOX, BOX, PLANE)
-    material = np.zeros(3, np.int64)
-    from ..geometry import box_polytope
-    poly = box_polytope(np.full(3, 0.5))
-    polys = convex.pack([poly, poly, None])
-    shapes = (np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0), types == 6, np.zeros((3, 3)), np.zeros((3, 3)), polys,
-              terrain.pack([None] * 3), convex.largest(polys))
-    box_world_step(np.zeros((2, 3)), np.array([[1.0, 0.0, 0.0, 0.0]] * 2), x3.copy(), x3.copy(), flags.copy(),
-                   np.zeros(2, np.int64), np.full(2, -1, np.int64), x3.copy(), x3.copy(), ~flags, flags, np.ones(2),
-                   I3, np.ones(2), np.zeros(3), np.array([0, 1, 1], np.int64), types, np.full((3, 3), 0.5),
-                   np.zeros((3, 2, 3)), material, np.ones(3, np.uint64), np.ones(3, np.uint64),
-                   types == 5, np.zeros(3), np.zeros((1, 1, 5)), a[:0], x3[:0], x3[:0], a[:0], True, *shapes, 0.01,
-                   0.005, 4, 28,
-                   20, 1e-5, True, 0.2, True, 0.002, 0.01, 5, 0.02)
+    box_world_step(*world_args(types))
     box_contacts(np.array([[0, 1], [0, 2], [2, 1]], np.int64), types, np.zeros((3, 3)), np.eye(3)[None].repeat(3, 0),
                  np.full((3, 3), 0.5), np.ones(3), 4)

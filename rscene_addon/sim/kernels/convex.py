@@ -15,11 +15,14 @@ from numba import njit
 from .boxes import FACE_TOL, _reduce
 from .primitives import closest_segments, emit, plane_of, segment
 
+PARALLEL = 1e-6  # as narrowphase.PARALLEL
+ARC_EPS = 1e-20  # as narrowphase.ARC_EPS
+
 
 def pack(geom_poly):
     """The polytopes of ``geom_poly`` (a Polytope or None per geom; shared ones packed once) as a tuple
     (poly_of (G,), v_start, verts, f_start, normals, offsets, fv_start, fv, e_start, edges, edge_dir_of,
-    d_start, dirs, t_start, tris, centre, inradius); ``*_start`` (P + 1,) index the runs, vertex ids are the
+    d_start, dirs, t_start, tris, centre, inradius, edge_faces); ``*_start`` (P + 1,) index the runs, vertex ids are the
     polytope's own; centre: the mean of its vertices (inside it), inradius: the radius of the ball about
     the centre inside it (what bounds an axis's separation from above, see ``polytope_pair``)."""
     index: dict[int, int] = {}
@@ -54,14 +57,16 @@ def pack(geom_poly):
             starts([len(p.edge_dirs) for p in polys]), cat([p.edge_dirs for p in polys], 3),
             starts([len(p.tri_index) for p in polys]), cat([p.tri_index for p in polys], 3, np.int64),
             cat([p.vertices.mean(axis=0) for p in polys], 3),
-            cat([np.min(p.offsets - p.normals @ p.vertices.mean(axis=0)) for p in polys], 0))
+            cat([np.min(p.offsets - p.normals @ p.vertices.mean(axis=0)) for p in polys], 0),
+            cat([p.edge_faces for p in polys], 2, np.int64))
 
 
 def largest(polys):
-    """The scratch sizes a pair needs: most vertices, faces, edge directions, face vertices, triangles."""
-    (_, v_start, _, f_start, _, _, fv_start, _, _, _, _, d_start, _, t_start, _, _, _) = polys
+    """The scratch sizes a pair needs: most vertices, faces, edges, edge directions, face vertices,
+    triangles."""
+    (_, v_start, _, f_start, _, _, fv_start, _, e_start, _, _, d_start, _, t_start, _, _, _, _) = polys
     big = 1
-    for s in (v_start, f_start, d_start, t_start, fv_start):
+    for s in (v_start, f_start, e_start, d_start, t_start, fv_start):
         if len(s) > 1:
             big = max(big, int(np.diff(s).max()))
     return big
@@ -71,7 +76,7 @@ def largest(polys):
 def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
     """Polytope k at geom g's pose: vertices, face normals and offsets, edge directions (into the
     scratch arrays). Returns (vertices, faces, directions)."""
-    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _) = polys
+    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _, _) = polys
     nv = v_start[k + 1] - v_start[k]
     for i in range(nv):
         v = verts[v_start[k] + i]
@@ -159,20 +164,53 @@ def clip(poly, n_poly, ref, n_ref, nx, ny, nz, tmp):
 
 @njit(cache=True)
 def scratch(big):
-    """Two polytopes' world data and the clipping buffers for polytopes of at most ``big`` of anything."""
+    """Two polytopes' world data, the clipping buffers and the edge lists of ``polytope_pair`` for
+    polytopes of at most ``big`` of anything."""
     n = big + 1
     return (np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
             np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
             np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty(4 * n + 8),
-            np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8))
+            np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8),
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)))
+
+
+@njit(cache=True)
+def _arc_edges(e0, e1, edge_faces, wn, dx, dy, dz, reach, keep, xs):
+    """The edges e0..e1 whose arc on the Gauss map (between their faces' normals n1, n2) holds a direction
+    n with n . d >= reach, into keep, with n2 x n1 into xs (an arc of no length or of half a circle, whose
+    n2 x n1 vanishes, is always kept). Returns how many."""
+    k = 0
+    for e in range(e0, e1):
+        f1, f2 = edge_faces[e, 0], edge_faces[e, 1]
+        ax, ay, az = wn[f1, 0], wn[f1, 1], wn[f1, 2]
+        bx, by, bz = wn[f2, 0], wn[f2, 1], wn[f2, 2]
+        mx, my, mz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax  # n2 x n1
+        mm = mx * mx + my * my + mz * mz
+        high = max(ax * dx + ay * dy + az * dz, bx * dx + by * dy + bz * dz)
+        if mm < ARC_EPS:
+            high = np.inf
+        elif high < reach:  # the arc's highest point may be inside it: d's part in the arc's plane
+            md = (mx * dx + my * dy + mz * dz) / mm
+            tx, ty, tz = dx - mx * md, dy - my * md, dz - mz * md
+            # t between n1 and n2 (t = a n1 + b n2, a, b >= 0), with a little room for rounding
+            u = ((ty * bz - tz * by) * mx + (tz * bx - tx * bz) * my + (tx * by - ty * bx) * mz)  # (t x n2).m
+            v = ((ay * tz - az * ty) * mx + (az * tx - ax * tz) * my + (ax * ty - ay * tx) * mz)  # (n1 x t).m
+            if u <= 1e-12 and v <= 1e-12:
+                high = math.sqrt(tx * tx + ty * ty + tz * tz)
+        if high >= reach:
+            keep[k] = e
+            xs[k, 0], xs[k, 1], xs[k, 2] = mx, my, mz
+            k += 1
+    return k
 
 
 @njit(cache=True)
 def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
-    """``narrowphase.polytope_polytope``: SAT, then one edge-edge midpoint or the incident face clipped by
-    the reference face, normal A->B."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _) = polys
-    wva, wna, woa, wda, wvb, wnb, wob, wdb, poly, ref, tmp, seps, ok, keep, dmin = sc
+    """``narrowphase.polytope_polytope``: SAT (face axes, and edge axes of the edge pairs that form faces
+    of the Minkowski difference), then one edge-edge midpoint or the incident face clipped by the
+    reference face, normal A->B."""
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _, _) = polys
+    wva, wna, woa, wda, wvb, wnb, wob, wdb, poly, ref, tmp, seps, ok, keep, dmin = sc[:15]
     ka, kb = poly_of[ga], poly_of[gb]
     nva, nfa, nda = world_poly(polys, ka, pos, rot, ga, wva, wna, woa, wda)
     nvb, nfb, ndb = world_poly(polys, kb, pos, rot, gb, wvb, wnb, wob, wdb)
@@ -182,84 +220,79 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
     sb, fb = _face_sep(wva, nva, wnb, wob, nfb)
     if sb > margin:
         return count
+    # Edge axes: the edge pairs whose arcs cross on the Gauss maps of A and -B (narrowphase.minkowski_edges).
     # Only an edge axis beyond floor changes the outcome (past the margin: no contact; past the best face
     # by FACE_TOL: an edge contact along the first best axis); below it the faces decide whatever its
-    # value. So the search starts at floor: the same outcome with most axes skipped.
+    # value. So the search starts at floor: the same outcome with most pairs skipped.
     floor = min(max(sa, sb) + FACE_TOL, margin)
     best_edge = floor
     found = False
-    e_ia, e_ib, e_sign = -1, -1, 1.0
+    e_a, e_b = -1, -1
     ex, ey, ez = 0.0, 0.0, 0.0
-    # An axis d separates by at most |d . (c_B - c_A)| - rho_A - rho_B (each polytope holds the ball of its
-    # inradius rho about its centre c): axes that cannot beat the best so far skip their projections (the
-    # same maximum and the same first axis reaching it; most of a hull pair's cost is these projections).
-    cen, inr = polys[15], polys[16]
-    dcx, dcy, dcz = 0.0, 0.0, 0.0
+    # An axis n separates by at most n . (c_B - c_A) - rho_A - rho_B (each polytope holds the ball of its
+    # inradius rho about its centre c): an edge whose arc holds no n reaching the best so far, and a pair
+    # whose axis does not, skip their projections (the same maximum and the same first pair reaching it).
+    cen, inr, edge_faces = polys[15], polys[16], polys[17]
+    cax, cay, caz = pos[ga, 0], pos[ga, 1], pos[ga, 2]
+    dcx, dcy, dcz = pos[gb, 0] - cax, pos[gb, 1] - cay, pos[gb, 2] - caz
     for x in range(3):
+        cax += rot[ga, 0, x] * cen[ka, x]
+        cay += rot[ga, 1, x] * cen[ka, x]
+        caz += rot[ga, 2, x] * cen[ka, x]
         dcx += rot[gb, 0, x] * cen[kb, x] - rot[ga, 0, x] * cen[ka, x]
         dcy += rot[gb, 1, x] * cen[kb, x] - rot[ga, 1, x] * cen[ka, x]
         dcz += rot[gb, 2, x] * cen[kb, x] - rot[ga, 2, x] * cen[ka, x]
-    dcx += pos[gb, 0] - pos[ga, 0]
-    dcy += pos[gb, 1] - pos[ga, 1]
-    dcz += pos[gb, 2] - pos[ga, 2]
     rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
-    for i in range(nda):
-        for j in range(ndb):
-            cx = wda[i, 1] * wdb[j, 2] - wda[i, 2] * wdb[j, 1]
-            cy = wda[i, 2] * wdb[j, 0] - wda[i, 0] * wdb[j, 2]
-            cz = wda[i, 0] * wdb[j, 1] - wda[i, 1] * wdb[j, 0]
-            l2 = cx * cx + cy * cy + cz * cz
-            if not l2 > 1e-12:
-                continue
-            reach = best_edge + rho  # the bound, times the axis's length and squared: no root for a skip
-            if reach >= 0:
-                dd = cx * dcx + cy * dcy + cz * dcz
-                if dd * dd < reach * reach * l2 * (1.0 - 1e-12):
+    keep_a, keep_b, xa, xb = sc[15], sc[16], sc[17], sc[18]
+    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, dcx, dcy, dcz, best_edge + rho, keep_a, xa)
+    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, -dcx, -dcy, -dcz, best_edge + rho, keep_b, xb)
+    for i in range(n_a):
+        e = keep_a[i]
+        flat_a = xa[i, 0] * xa[i, 0] + xa[i, 1] * xa[i, 1] + xa[i, 2] * xa[i, 2] < ARC_EPS
+        a1, a2 = wna[edge_faces[e, 0]], wna[edge_faces[e, 1]]
+        da = wda[edge_dir_of[e]]
+        va = wva[edges[e, 0]]
+        for j in range(n_b):
+            f = keep_b[j]
+            if not flat_a and xb[j, 0] * xb[j, 0] + xb[j, 1] * xb[j, 1] + xb[j, 2] * xb[j, 2] >= ARC_EPS:
+                b1, b2 = wnb[edge_faces[f, 0]], wnb[edge_faces[f, 1]]  # C = -b1, D = -b2
+                cba = -b1[0] * xa[i, 0] - b1[1] * xa[i, 1] - b1[2] * xa[i, 2]
+                dba = -b2[0] * xa[i, 0] - b2[1] * xa[i, 1] - b2[2] * xa[i, 2]
+                adc = a1[0] * xb[j, 0] + a1[1] * xb[j, 1] + a1[2] * xb[j, 2]
+                bdc = a2[0] * xb[j, 0] + a2[1] * xb[j, 1] + a2[2] * xb[j, 2]
+                if not (cba * dba < 0 and adc * bdc < 0 and cba * bdc > 0):
                     continue
-            ln = math.sqrt(l2)
-            if not ln > 1e-6:
+            db = wdb[edge_dir_of[f]]
+            cx = da[1] * db[2] - da[2] * db[1]
+            cy = da[2] * db[0] - da[0] * db[2]
+            cz = da[0] * db[1] - da[1] * db[0]
+            ln = math.sqrt(cx * cx + cy * cy + cz * cz)
+            if not ln > PARALLEL:
                 continue
             cx, cy, cz = cx / ln, cy / ln, cz / ln
-            if abs(cx * dcx + cy * dcy + cz * dcz) - rho <= best_edge:
+            if cx * (va[0] - cax) + cy * (va[1] - cay) + cz * (va[2] - caz) < 0:  # away from A's centre
+                cx, cy, cz = -cx, -cy, -cz
+            if cx * dcx + cy * dcy + cz * dcz - rho <= best_edge:
                 continue
-            lo_a, hi_a = _project(wva, nva, cx, cy, cz)
-            lo_b, hi_b = _project(wvb, nvb, cx, cy, cz)
-            s_pos = lo_b - hi_a
-            s_neg = lo_a - hi_b
-            s = max(s_pos, s_neg)
+            vb = wvb[edges[f, 0]]  # B's lowest vertex is at most vb's height, A's highest at least va's
+            if cx * (vb[0] - va[0]) + cy * (vb[1] - va[1]) + cz * (vb[2] - va[2]) <= best_edge:
+                continue
+            s = _project(wvb, nvb, cx, cy, cz)[0] - _project(wva, nva, cx, cy, cz)[1]
             if s > best_edge:
                 best_edge = s
                 found = True
-                e_ia, e_ib = i, j
-                e_sign = 1.0 if s_pos >= s_neg else -1.0
+                e_a, e_b = e, f
                 ex, ey, ez = cx, cy, cz
                 if best_edge > margin:  # separated beyond the margin: no contact, whatever follows
                     return count
     if found:  # beyond floor, within the margin: beyond the best face, an edge contact
-        ax, ay, az = e_sign * ex, e_sign * ey, e_sign * ez
-        best_a, best_b = -1, -1
-        va, vb = -np.inf, np.inf
-        for e in range(e_start[ka], e_start[ka + 1]):
-            if edge_dir_of[e] == e_ia:
-                i0, i1 = edges[e, 0], edges[e, 1]
-                s = ((wva[i0, 0] + wva[i1, 0]) * ax + (wva[i0, 1] + wva[i1, 1]) * ay
-                     + (wva[i0, 2] + wva[i1, 2]) * az)
-                if s > va:
-                    va, best_a = s, e
-        for e in range(e_start[kb], e_start[kb + 1]):
-            if edge_dir_of[e] == e_ib:
-                i0, i1 = edges[e, 0], edges[e, 1]
-                s = ((wvb[i0, 0] + wvb[i1, 0]) * ax + (wvb[i0, 1] + wvb[i1, 1]) * ay
-                     + (wvb[i0, 2] + wvb[i1, 2]) * az)
-                if s < vb:
-                    vb, best_b = s, e
-        a0, a1 = wva[edges[best_a, 0]], wva[edges[best_a, 1]]
-        b0, b1 = wvb[edges[best_b, 0]], wvb[edges[best_b, 1]]
+        a0, a1 = wva[edges[e_a, 0]], wva[edges[e_a, 1]]
+        b0, b1 = wvb[edges[e_b, 0]], wvb[edges[e_b, 1]]
         s, t = closest_segments(a0, a1, b0, b1)
         return emit(p, 0.5 * ((a0[0] + (a1[0] - a0[0]) * s) + (b0[0] + (b1[0] - b0[0]) * t)),
                     0.5 * ((a0[1] + (a1[1] - a0[1]) * s) + (b0[1] + (b1[1] - b0[1]) * t)),
                     0.5 * ((a0[2] + (a1[2] - a0[2]) * s) + (b0[2] + (b1[2] - b0[2]) * t)),
-                    ax, ay, az, best_edge, out_pair, out_pt, out_n, out_sep, count)
+                    ex, ey, ez, best_edge, out_pair, out_pt, out_n, out_sep, count)
     if sb > sa + FACE_TOL:  # B's face is the reference: the normal turns to point from A to B
         flip, f = True, fb
         kr, ki = kb, ka
@@ -407,7 +440,7 @@ def sphere_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, out_pair, out_
 def capsule_polytope(p, gc, gp, polys, pos, rot, size, margin, sc, sign, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.capsule_polytope_one`` (capsule gc against polytope gp); the normals are
     ``sign`` times polytope->capsule."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _) = polys
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _, _) = polys
     wv, wn, wo, wd = sc[4], sc[5], sc[6], sc[7]
     k = poly_of[gp]
     nv, nf, nd = world_poly(polys, k, pos, rot, gp, wv, wn, wo, wd)
