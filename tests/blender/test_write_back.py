@@ -14,7 +14,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from rscene_addon.blender import bake, extract, scene_import
 from rscene_addon.formats import airsim, rscene
-from tests.corpus import CORPUS, EXAMPLE, require_corpus
+from tests.corpus import EXAMPLE, require_corpus
 
 DRONE = ("airsim/iamaisim-ProjectAirSim/client/python/example_user_scripts/sim_config/"
          "scene_drone_sensors.jsonc")
