@@ -121,7 +121,7 @@ def update_camera(record, ob, bl_scene) -> None:
         _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
     _set(record, "near", cam.clip_start)
     _set(record, "far", cam.clip_end)
-    if bl_scene.camera is ob:
+    if bl_scene.camera is getattr(ob, "_ob", ob):  # ob may be a WorldPose view of the camera
         width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
     else:
         width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
@@ -383,6 +383,20 @@ def source_text(bl_scene):
     return bpy.data.texts.get(name) if name else None
 
 
+class WorldPose:
+    """An object seen with its world pose as its own pose: a node parented to another node (the file
+    holds world poses; a sensor's relative mount is read by ``update_sensor`` itself)."""
+
+    def __init__(self, ob):
+        self._ob = ob
+        self.location, self.rotation_quaternion, self.scale = ob.matrix_world.decompose()
+        self.rotation_mode = "QUATERNION"
+        self.parent = None
+
+    def __getattr__(self, name):
+        return getattr(self._ob, name)
+
+
 BUILT_KEY = "rscene_built"  # the local matrix import gave an object whose record kind cannot be written
 # kinds whose Blender object cannot be turned back into the record, and why (said at export when edited)
 UNWRITABLE = {
@@ -468,10 +482,15 @@ def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
             not_written.append(("robot sensor", ob.get("rscene_robot_sensor")))
     by_record = {id(record): ob for record, ob in ours}
     updaters = _updaters(scene, bl_scene, by_record)
+    if any(ob.parent is not None for _, ob in ours):
+        for layer in bl_scene.view_layers:  # world matrices of children, fresh
+            layer.update()
     for record, ob in ours:
         tag = getattr(record, "tag", "")  # props.kind, read from this parse of the same text
         update = updaters.get(tag)
         if update is not None:
+            if ob.parent is not None and ob.parent_type == "OBJECT" and tag != "sensor":
+                ob = WorldPose(ob)
             update(record, ob)
         elif _edited(ob):
             not_written.append((tag, record.path or tag))

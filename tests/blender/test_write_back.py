@@ -240,6 +240,35 @@ def test_path_folders_become_nested_collections_and_export_keeps_the_file(blank,
     assert _export(tmp_path) == path.read_text()
 
 
+def test_children_of_a_node_follow_it_and_are_written_in_world_coordinates(blank, tmp_path):
+    """The CoppeliaSim reader's model: a child names its parent node in parentGroupId and holds its world pose."""
+    path = tmp_path / "dummy.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "object /World/Dummy box 1 0 1 1 0 0 0 0.1 0.1 0.1 0.5 1 1 default - true false false - visual_only false 1 18446744073709551615 id=dummy\n"
+        "object /World/Dummy/Box box 1 0 2 1 0 0 0 2 1 1 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615 parentGroupId=dummy\n"
+        "camera /World/Dummy/Cam 1 0 3 1 0 0 0 60 0.05 100 640 480 rgb true parentGroupId=dummy\n"
+        "object /World/Other box 5 5 0.5 1 0 0 0 1 1 1 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615\n")
+    scene_import.import_scene_file(str(path), bpy.context.scene)
+    bpy.context.view_layer.update()
+    nodes = _nodes()
+    dummy, box, cam = nodes["/World/Dummy"], nodes["/World/Dummy/Box"], nodes["/World/Dummy/Cam"]
+    assert box.parent is dummy and cam.parent is dummy
+    assert tuple(box.matrix_world.to_translation()) == pytest.approx((1, 0, 2), abs=1e-6)
+    assert tuple(box.matrix_world.to_scale()) == pytest.approx((2, 1, 1), abs=1e-6)  # not shrunk by the dummy's size
+    assert _export(tmp_path) == path.read_text()
+    dummy.location.x += 1.0
+    bpy.context.view_layer.update()
+    text = _export(tmp_path)
+    removed, added = _changed(path.read_text(), text)
+    edited = [("camera", "/World/Dummy/Cam"), ("object", "/World/Dummy"), ("object", "/World/Dummy/Box")]
+    assert _heads(removed) == _heads(added) == edited
+    out = rscene.loads(text)
+    assert out.by_path("/World/Dummy/Box").get("position") == pytest.approx((2, 0, 2), abs=1e-6)
+    assert out.by_path("/World/Dummy/Box").get("scale") == pytest.approx((2, 1, 1), abs=1e-6)
+    assert out.by_path("/World/Dummy/Cam").get("position") == pytest.approx((2, 0, 3), abs=1e-6)
+
+
 def test_corpus_city_is_shown_in_its_folders(blank, tmp_path):
     corpus = require_corpus("rscene/raisimTech-raisim2Lib/rayrai_city.EXCERPT-head.rscene")
     path = corpus / "rscene/raisimTech-raisim2Lib/rayrai_city.EXCERPT-head.rscene"
