@@ -320,3 +320,42 @@ def test_start_from_current_pose(example, tmp_path):
     assert crate.location.z == pytest.approx(record_z + 2.0, abs=1e-6)  # the edit made before the bake
     assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=3, from_current_pose=True) == {"FINISHED"}
     assert bake.keyed_values(crate, "location", 2)[0, 1] == pytest.approx(record_z + 2.0, abs=1e-5)
+
+
+# -- robots: their own sensors cannot be written; a baked robot writes its start state -------------------
+
+
+def test_robot_sensor_edit_is_named_and_a_baked_robot_gives_its_file_back(blank, tmp_path):
+    corpus = require_corpus("robots")
+    pytest.importorskip("collada", reason="pycollada is installed by scripts/setup.sh from the shipped wheels")
+    from rscene_addon.blender import robots as rb
+    from rscene_addon.blender.robot_sensors import SENSOR_KEY
+    from rscene_addon.sim import simulate
+    urdf = corpus / "robots" / "raisimTech-raisim2Lib" / "rsc" / "anymal_c" / "urdf" / "anymal_sensored.urdf"
+    path = tmp_path / "in.rscene"
+    path.write_text("raisim_engine_scene 2\n"
+                    f"articulated_resource anymal_res anymal {urdf}\n"
+                    "articulated /World/Anymal anymal_res 0 0 0.7 1 0 0 0 true true\n"
+                    "object /World/Ground ground 0 0 0 1 0 0 0 20 20 1 0.5 1 1 default - false true false - static "
+                    "true 1 18446744073709551615\n")
+    scene_import.import_scene_file(str(path), bpy.context.scene)
+    original = path.read_text()
+    assert _export(tmp_path) == original and _export.warnings == []
+    sensor = next(ob for ob in bpy.data.objects if SENSOR_KEY in ob.keys())
+    sensor.location.z += 0.1
+    assert _export(tmp_path) == original
+    assert len(_export.warnings) == 1 and f"robot sensor {sensor[SENSOR_KEY]}" in _export.warnings[0]
+    sensor.location.z -= 0.1
+
+    bl_scene = bpy.context.scene
+    bl_scene.render.fps = 24
+    trajectory = simulate(bake.current_scene_model(bl_scene), 6 / 24, 24, backend="numpy")
+    assert bake.bake_trajectory(bl_scene, trajectory, 1) >= 1
+    root = next(ob for ob in bpy.data.objects if rb.is_robot_root(ob))
+    bl_scene.frame_set(7)
+    shown = list(rb.joint_values(root))
+    assert _export(tmp_path) == original
+    assert list(rb.joint_values(root)) == pytest.approx(shown)  # export left the bake playing
+    assert shown[2] < 0.7 - 1e-4  # the robot fell: the frame differs from the file
+    bake.clear_bake(bl_scene)
+    assert _export(tmp_path) == original
