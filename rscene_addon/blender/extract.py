@@ -207,7 +207,7 @@ def _rigid(matrix):
     return Matrix.Translation(location) @ rotation.to_matrix().to_4x4()
 
 
-def update_sensor(scene: Scene, record, ob, objects_by_record) -> None:
+def update_sensor(scene: Scene, record, ob, objects_by_record, bl_scene=None) -> None:
     """The mount pose relative to the parent body (the format's frame: parent position and rotation,
     scale ignored). Parented as import parents it, the object's own location and rotation are that pose;
     otherwise (unparented by hand) it is measured from the world matrices."""
@@ -231,7 +231,10 @@ def update_sensor(scene: Scene, record, ob, objects_by_record) -> None:
             _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
         _set(record, "nearPlane", cam.clip_start)
         _set(record, "farPlane", cam.clip_end)
-        width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
+        if bl_scene is not None and bl_scene.camera is ob:  # the active camera: the render resolution
+            width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
+        else:
+            width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
         _set(record, "width", int(width))
         _set(record, "height", int(height))
     _pose_fields(record, location, q)
@@ -419,7 +422,7 @@ def _updaters(scene: Scene, bl_scene, by_record: dict) -> dict:
         "object": update_object, "light": update_light,
         "camera": lambda record, ob: update_camera(record, ob, bl_scene),
         "articulated": articulated, "compound": compound,
-        "sensor": lambda record, ob: update_sensor(scene, record, ob, by_record),
+        "sensor": lambda record, ob: update_sensor(scene, record, ob, by_record, bl_scene),
         "terrain_region": update_terrain, "granular": update_posed, "deformable": update_posed,
         "projected_decal": update_boxed, "irradiance_volume": update_boxed,
         "reflection_probe": update_reflection_probe, "local_fog": update_fog, "point_cloud": update_point_cloud,
@@ -494,6 +497,8 @@ def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
             update(record, ob)
         elif _edited(ob):
             not_written.append((tag, record.path or tag))
+    if text is not None:
+        _update_group_membership(scene, items, ours)
     if not_written:
         names = ", ".join(f"{kind} {name}" for kind, name in not_written)
         reasons = "; ".join(f"{kind}: {UNWRITABLE.get(kind, 'it has no pose in the file')}"
@@ -513,6 +518,31 @@ def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
                 _remove_with_children(scene, items[uid])
         _update_settings(scene, bl_scene)
     return scene
+
+
+def _update_group_membership(scene: Scene, items: list, ours: list) -> None:
+    """An object moved to another group's collection gets that group as its ``parentGroupId``; moved out
+    of its group's collection into one that is no group (the import's own, a path folder), it gets none."""
+    groups = {}
+    for collection in bpy.data.collections:
+        uid = collection.get("rscene_uid", -1)
+        if 0 <= uid < len(items) and getattr(items[uid], "tag", "") == "group":
+            groups[collection.as_pointer()] = items[uid]
+    if not groups:
+        return
+    for record, ob in ours:
+        if record.schema is None or not record.schema.field("parentGroupId"):
+            continue
+        parent = scene.parent_of(record)
+        if parent is not None and parent.tag != "group":
+            continue  # under a node, not a folder
+        inside = [groups.get(c.as_pointer()) for c in ob.users_collection]
+        if parent is None and any(g is None for g in inside):
+            continue  # still where import put it (a collection of no group)
+        if parent is not None and any(g is parent for g in inside):
+            continue
+        target = next((g for g in inside if g is not None), None)
+        record.set("parentGroupId", target.id if target is not None else "")
 
 
 def _remove_with_children(scene: Scene, record) -> None:

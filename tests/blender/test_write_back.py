@@ -91,6 +91,7 @@ def test_airsim_each_edit_reaches_exactly_its_record(drone, tmp_path):
     prop.rotation_quaternion = Quaternion((0, 0, 1), math.radians(30))
     imu = nodes["/World/Drone1/IMU1"]
     imu.hide_render = True
+    bpy.context.scene.render.resolution_x = 1280  # the active camera (Chase) at its own resolution: no change
     text = _export(tmp_path)
     removed, added = _changed(drone, text)
     edited = [("compound", "/World/Drone1"), ("compound_child", "/World/Drone1"),
@@ -238,6 +239,31 @@ def test_path_folders_become_nested_collections_and_export_keeps_the_file(blank,
     assert [o.rscene.path for o in physics.objects] == ["/World/Physics/Ground"]
     assert [o.rscene.path for o in root.objects] == ["/World/Top"]
     assert _export(tmp_path) == path.read_text()
+
+
+def test_moving_an_object_to_another_group_collection_changes_its_group(blank, tmp_path):
+    path = tmp_path / "groups.rscene"
+    path.write_text(
+        "raisim_engine_scene 2\n"
+        "group /World/Props id=folder_props\n"
+        "group /World/Props/Small id=folder_small parentId=folder_props\n"
+        "object /World/Props/Small/Box box 0 0 1 1 0 0 0 1 2 3 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615 parentGroupId=folder_small\n"
+        "object /World/Loose box 0 0 3 1 0 0 0 1 1 1 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615\n")
+    root = scene_import.import_scene_file(str(path), bpy.context.scene)
+    assert _export(tmp_path) == path.read_text()
+    props = next(c for c in root.children if c.get("rscene_path") == "/World/Props")
+    small = next(c for c in props.children if c.get("rscene_path") == "/World/Props/Small")
+    box, loose = _nodes()["/World/Props/Small/Box"], _nodes()["/World/Loose"]
+    small.objects.unlink(box)
+    props.objects.link(box)
+    root.objects.unlink(loose)
+    small.objects.link(loose)
+    text = _export(tmp_path)
+    removed, added = _changed(path.read_text(), text)
+    assert _heads(removed) == _heads(added) == [("object", "/World/Loose"), ("object", "/World/Props/Small/Box")]
+    out = rscene.loads(text)
+    assert out.by_path("/World/Props/Small/Box").get("parentGroupId") == "folder_props"
+    assert out.by_path("/World/Loose").get("parentGroupId") == "folder_small"
 
 
 def test_children_of_a_node_follow_it_and_are_written_in_world_coordinates(blank, tmp_path):
