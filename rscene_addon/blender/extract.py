@@ -522,27 +522,33 @@ def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
 
 def _update_group_membership(scene: Scene, items: list, ours: list) -> None:
     """An object moved to another group's collection gets that group as its ``parentGroupId``; moved out
-    of its group's collection into one that is no group (the import's own, a path folder), it gets none."""
+    of its group's collection into one that is no group (the import's own, a path folder), it gets none.
+    Membership is read from the group collections' object lists (``users_collection`` scans every
+    collection, per object)."""
     groups = {}
     for collection in bpy.data.collections:
         uid = collection.get("rscene_uid", -1)
         if 0 <= uid < len(items) and getattr(items[uid], "tag", "") == "group":
-            groups[collection.as_pointer()] = items[uid]
+            groups[collection.as_pointer()] = (collection, items[uid])
     if not groups:
         return
+    members: dict[int, list] = {}
+    for collection, group in groups.values():
+        for ob in collection.objects:
+            members.setdefault(ob.as_pointer(), []).append(group)
     for record, ob in ours:
         if record.schema is None or not record.schema.field("parentGroupId"):
             continue
         parent = scene.parent_of(record)
         if parent is not None and parent.tag != "group":
             continue  # under a node, not a folder
-        inside = [groups.get(c.as_pointer()) for c in ob.users_collection]
-        if parent is None and any(g is None for g in inside):
-            continue  # still where import put it (a collection of no group)
-        if parent is not None and any(g is parent for g in inside):
+        inside = members.get(ob.as_pointer(), [])
+        if parent is None:
+            if not inside or any(c.as_pointer() not in groups for c in ob.users_collection):
+                continue  # still in the collection import put it in (no group's)
+        elif any(g is parent for g in inside):
             continue
-        target = next((g for g in inside if g is not None), None)
-        record.set("parentGroupId", target.id if target is not None else "")
+        record.set("parentGroupId", inside[0].id if inside else "")
 
 
 def _remove_with_children(scene: Scene, record) -> None:
