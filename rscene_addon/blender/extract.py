@@ -4,6 +4,12 @@ The source text stored at import is parsed again; each Blender object that came 
 compared with it and only fields that really changed are set (a changed record is written canonically,
 every other line stays byte-identical). Records whose objects were deleted are removed, new Blender
 objects become new records, and everything Blender does not show is kept as it was.
+
+Every kind import makes has an updater (``_updaters``); an edited object of a kind that has none (a
+wire, an instanced visual, a robot's own sensor) is named in one warning instead of being dropped
+silently (import stores its local matrix, ``BUILT_KEY``). Sensors are written relative to their parent
+body, other parented nodes at their world pose (``WorldPose``). Baked bodies are written at their pose
+before the bake unless ``current_frame`` asks for the playhead's (``bake.rest_pose_shown``).
 """
 from __future__ import annotations
 

@@ -4,6 +4,10 @@ Passes, as in glTF-Blender-IO: keep the source text, materials, the collection t
 per node record, then the scene-wide settings (world, gravity, camera, resolution) last, so a failure
 before them leaves the Blender file exactly as it was.
 
+Groups become nested collections, and records outside any group go in collections named by their path's
+folders. A sensor is parented to the body it is mounted on (its local pose is the record's mount pose);
+a node whose ``parentGroupId`` names another node is parented to it keeping its world pose.
+
 Each node object carries ``ob.rscene`` (source text and record index, from which its kind, path and id
 are read, and the editable physics fields); export (``extract.py``) compares Blender with the records
 and rewrites only what changed.
