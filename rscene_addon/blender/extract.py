@@ -398,7 +398,8 @@ class WorldPose:
 
     def __init__(self, ob):
         self._ob = ob
-        self.location, self.rotation_quaternion, self.scale = ob.matrix_world.decompose()
+        self.matrix_basis = ob.matrix_world.copy()
+        self.location, self.rotation_quaternion, self.scale = self.matrix_basis.decompose()
         self.rotation_mode = "QUATERNION"
         self.parent = None
 
