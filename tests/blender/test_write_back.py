@@ -272,7 +272,7 @@ def test_children_of_a_node_follow_it_and_are_written_in_world_coordinates(blank
     path.write_text(
         "raisim_engine_scene 2\n"
         "object /World/Dummy box 1 0 1 1 0 0 0 0.1 0.1 0.1 0.5 1 1 default - true false false - visual_only false 1 18446744073709551615 id=dummy\n"
-        "object /World/Dummy/Box box 1 0 2 1 0 0 0 2 1 1 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615 parentGroupId=dummy\n"
+        "object /World/Dummy/Box box 1 0 2 1 0 0 0 2 1 1 0.5 1 1 default - false true false - static true 1 18446744073709551615 parentGroupId=dummy\n"
         "camera /World/Dummy/Cam 1 0 3 1 0 0 0 60 0.05 100 640 480 rgb true parentGroupId=dummy\n"
         "object /World/Other box 5 5 0.5 1 0 0 0 1 1 1 0.5 1 1 default - false true false - dynamic true 1 18446744073709551615\n")
     scene_import.import_scene_file(str(path), bpy.context.scene)
