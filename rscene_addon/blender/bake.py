@@ -8,11 +8,18 @@ exactly what a bake made.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import bpy
 import numpy as np
 
 BAKE_TAG = "rscene_bake"
+# What a body showed before its first bake (the record's pose unless edited): Clear Bake puts it back and
+# export writes it, so a bake never changes the file. Location + quaternion (w, x, y, z) and the rotation mode.
+REST_KEY = "rscene_rest_pose"
+REST_MODE_KEY = "rscene_rest_rotation_mode"
+REST_BONES_KEY = "rscene_rest_bones"   # on a rig: 'bone|property' -> the values before the bake
+REST_MESH_KEY = "rscene_rest_mesh"     # cloth and particles: the imported mesh (a bake swaps in its own)
 GAINS_KEY = "rscene_pd_gains"   # (kp, kd) on a robot root (every joint) or on a rig's pose bone (its joint)
 CACHE_MODIFIER = "rscene simulation cache"  # modifiers take no custom properties: known by name
 
@@ -79,7 +86,80 @@ def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, s
     return baked
 
 
+def is_baked(ob) -> bool:
+    animation = ob.animation_data
+    return animation is not None and animation.action is not None and bool(animation.action.get(BAKE_TAG))
+
+
+def _remember_rest(ob) -> None:
+    """Keep the pose ``ob`` shows before its first bake (a rebake keeps the first one)."""
+    if is_baked(ob) and REST_KEY in ob.keys():
+        return
+    q = ob.rotation_quaternion if ob.rotation_mode == "QUATERNION" else ob.matrix_basis.to_quaternion()
+    ob[REST_KEY] = [*map(float, ob.location), *map(float, q)]
+    ob[REST_MODE_KEY] = ob.rotation_mode
+
+
+def _apply_rest(ob) -> None:
+    """Show the pre-bake pose (object and rig bones) without removing anything."""
+    rest = ob.get(REST_KEY)
+    if rest is not None and len(rest) == 7:
+        from mathutils import Quaternion
+        ob.location = tuple(rest[:3])
+        q = Quaternion(tuple(rest[3:]))
+        mode = ob.get(REST_MODE_KEY, "QUATERNION")
+        ob.rotation_mode = mode
+        if mode == "QUATERNION":
+            ob.rotation_quaternion = q
+        elif mode == "AXIS_ANGLE":
+            axis, angle = q.to_axis_angle()
+            ob.rotation_axis_angle = (angle, *axis)
+        else:
+            ob.rotation_euler = q.to_euler(mode)
+    bones = ob.get(REST_BONES_KEY)
+    if bones is not None and ob.pose is not None:
+        for key, values in bones.items():
+            name, _, prop = key.partition("|")
+            bone = ob.pose.bones.get(name)
+            if bone is not None:
+                setattr(bone, prop, tuple(values))
+
+
+def _restore_rest(ob) -> None:
+    """Clear Bake: back to the pre-bake pose and mesh; the remembered values are dropped."""
+    _apply_rest(ob)
+    mesh = ob.get(REST_MESH_KEY)
+    if mesh is not None and ob.data is not mesh:
+        simulated = ob.data
+        ob.data = mesh
+        if simulated is not None and simulated.users == 0:
+            bpy.data.meshes.remove(simulated)
+    for key in (REST_KEY, REST_MODE_KEY, REST_BONES_KEY, REST_MESH_KEY):
+        if key in ob.keys():
+            del ob[key]
+
+
+@contextmanager
+def rest_pose_shown(bl_scene):
+    """Within the block, baked bodies show their pre-bake pose (matrices updated); afterwards the scene
+    is evaluated at its frame again, so the bake plays as before."""
+    baked = [ob for ob in bl_scene.objects if is_baked(ob)
+             and (REST_KEY in ob.keys() or REST_BONES_KEY in ob.keys())]
+    if not baked:
+        yield
+        return
+    try:
+        for ob in baked:
+            _apply_rest(ob)
+        for layer in bl_scene.view_layers:
+            layer.update()
+        yield
+    finally:
+        bl_scene.frame_set(bl_scene.frame_current)
+
+
 def _key_pose(ob, frames: np.ndarray, position: np.ndarray, quaternion: np.ndarray, buffers=None) -> None:
+    _remember_rest(ob)
     clear_object_bake(ob)
     ob.rotation_mode = "QUATERNION"
     ob.animation_data_create()
@@ -141,6 +221,10 @@ def bake_rigs(bl_scene, names: list, position: np.ndarray, quaternion: np.ndarra
                                      np.asarray(rb.stored_values(root), dtype=float))
         if robot.floating_base:
             _key_pose(root, frames, q[:, 0:3], q[:, 3:7], buffers)
+        if not is_baked(arm) or REST_BONES_KEY not in arm.keys():
+            arm[REST_BONES_KEY] = {f"{name}|{bone_channel(robot.joints[name])[0]}":
+                                   [float(v) for v in getattr(arm.pose.bones[name], bone_channel(robot.joints[name])[0])]
+                                   for name in robot.movable_joints() if name in arm.pose.bones}
         action = _rig_action(arm)
         co, linear = buffers
         slices = robot.gc_slices()
@@ -248,6 +332,8 @@ def _cache_mesh(ob, world_frames: np.ndarray, faces, radii, frame_start: int) ->
     inverse = np.linalg.inv(np.array(ob.matrix_world))
     local = world_frames @ inverse[:3, :3].T + inverse[:3, 3]
     faces = np.asarray(faces, dtype=np.int64) if faces is not None and len(faces) else []
+    if REST_MESH_KEY not in ob.keys():
+        ob[REST_MESH_KEY] = ob.data
     mesh = mesh_from_arrays(f"{ob.data.name} simulated", local[0], faces)
     for material in ob.data.materials:
         mesh.materials.append(material)
@@ -327,12 +413,17 @@ def robot_drives(bl_scene, frame_start: int, frame_count: int) -> dict:
 
 
 def clear_bake(bl_scene) -> int:
+    """Remove what bakes made and put every baked body back where it was before (its record pose, or
+    the user's edit made before baking): the playhead's frame is not kept."""
     cleared = 0
     for ob in bl_scene.objects:
         caches = [m for m in ob.modifiers if m.type == "MESH_CACHE" and m.name == CACHE_MODIFIER]
         for modifier in caches:
             ob.modifiers.remove(modifier)
-        cleared += clear_object_bake(ob) or bool(caches)
+        done = clear_object_bake(ob) or bool(caches)
+        if done or any(k in ob.keys() for k in (REST_KEY, REST_BONES_KEY, REST_MESH_KEY)):
+            _restore_rest(ob)
+        cleared += done
     return cleared
 
 
@@ -387,12 +478,16 @@ def kinematic_tracks(bl_scene, frame_start: int, frame_count: int) -> dict:
     return {ob.rscene.path: (positions[k], quaternions[k]) for k, ob in enumerate(animated)}
 
 
-def current_scene_model(bl_scene):
-    """The scene model of what Blender shows now (the current pose, with edits), for simulation."""
-    from .extract import scene_from_blender
-    text = bpy.data.texts.get(bl_scene.rscene.source) if bl_scene.rscene.source else None
-    path = text.get("rscene_path") if text is not None else ""
-    return scene_from_blender(bl_scene, path or bpy.path.abspath("//untitled.rscene"))
+def current_scene_model(bl_scene, from_current_pose: bool = True):
+    """The scene model to simulate: what Blender shows (edits included; a baked body at its pre-bake
+    pose), or with ``from_current_pose`` False the document as imported (Blender edits left out)."""
+    from .extract import scene_from_blender, source_text
+    from ..formats import rscene
+    text = source_text(bl_scene)
+    path = (text.get("rscene_path") if text is not None else "") or bpy.path.abspath("//untitled.rscene")
+    if not from_current_pose and text is not None:
+        return rscene.loads(text.as_string(), path)
+    return scene_from_blender(bl_scene, path)
 
 
 def kernel_cache_folder() -> str | None:

@@ -4,6 +4,12 @@ The source text stored at import is parsed again; each Blender object that came 
 compared with it and only fields that really changed are set (a changed record is written canonically,
 every other line stays byte-identical). Records whose objects were deleted are removed, new Blender
 objects become new records, and everything Blender does not show is kept as it was.
+
+Every kind import makes has an updater (``_updaters``); an edited object of a kind that has none (a
+wire, an instanced visual, a robot's own sensor) is named in one warning instead of being dropped
+silently (import stores its local matrix, ``BUILT_KEY``). Sensors are written relative to their parent
+body, other parented nodes at their world pose (``WorldPose``). Baked bodies are written at their pose
+before the bake unless ``current_frame`` asks for the playhead's (``bake.rest_pose_shown``).
 """
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ import math
 import os
 
 import bpy
-from mathutils import Vector
+import numpy as np
+from mathutils import Matrix, Vector
 
 from ..formats import rscene
 from ..model import Scene, new_record
@@ -120,7 +127,7 @@ def update_camera(record, ob, bl_scene) -> None:
         _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
     _set(record, "near", cam.clip_start)
     _set(record, "far", cam.clip_end)
-    if bl_scene.camera is ob:
+    if bl_scene.camera is getattr(ob, "_ob", ob):  # ob may be a WorldPose view of the camera
         width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
     else:
         width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
@@ -138,6 +145,174 @@ def update_material(record, mat) -> None:
     for name, value in material_values(mat).items():
         if record.schema.field(name):
             _set(record, name, value, 1e-6)
+
+
+def _pose_fields(record, location, q) -> None:
+    _set(record, "position", tuple(location))
+    if not cv.same_rotation(record.get("quaternion"), q):
+        record.set("quaternion", tuple(q))
+
+
+def _scale_field(record, blender_scale, built_scale) -> None:
+    """``scale`` from a Blender scale built as ``built_scale`` (record scale x a size): only a Blender
+    change is written, as a factor on the record's scale."""
+    if cv.close(tuple(blender_scale), tuple(built_scale), 1e-6):
+        return
+    old = record.get("scale")
+    record.set("scale", tuple(o * (b / k if abs(k) > 1e-12 else b)
+                              for o, b, k in zip(old, blender_scale, built_scale)))
+
+
+def _shown(record, ob, field: str) -> None:
+    if record.schema.field(field):
+        _set(record, field, not ob.hide_render)
+
+
+def update_compound(record, ob) -> None:
+    props = ob.rscene
+    _pose_fields(record, ob.location, _rotation(ob))
+    _set(record, "scale", tuple(ob.scale))
+    _set(record, "bodyMode", props.body_mode)
+    if not cv.close(max(record.get("mass"), 0.0), props.mass):
+        record.set("mass", props.mass)
+    _set(record, "collidable", props.collidable)
+    _set(record, "visible", not ob.hide_render)
+    _rename(record, ob)
+
+
+def compound_children(scene: Scene, record) -> list:
+    """The compound_child records of ``record`` in file order (the order import numbers them)."""
+    return [r for r in scene.of("compound_child") if scene.find(r.get("compound")) is record]
+
+
+def child_built_scale(child) -> tuple:
+    """The Blender scale import gives a compound child's object (its size is in a shared mesh otherwise)."""
+    sx, sy, sz = child.get("scale")
+    primitive = child.get("primitive")
+    if primitive == "box":
+        size = child.get("size")
+        return (size[0] * sx, size[1] * sy, size[2] * sz)
+    if primitive in ("sphere", "cylinder", "capsule"):
+        return (1.0, 1.0, 1.0)
+    return (sx, sy, sz)
+
+
+def update_compound_children(scene: Scene, record, ob) -> None:
+    children = compound_children(scene, record)
+    for child_ob in ob.children:
+        index = child_ob.get("rscene_compound_child", -1)
+        if 0 <= index < len(children):
+            child = children[index]
+            _pose_fields(child, child_ob.location, _rotation(child_ob))
+            _scale_field(child, tuple(child_ob.scale), child_built_scale(child))
+
+
+def _rigid(matrix):
+    """A world matrix without its scale: the frame a child's pose is measured in."""
+    location, rotation, _ = matrix.decompose()
+    return Matrix.Translation(location) @ rotation.to_matrix().to_4x4()
+
+
+def update_sensor(scene: Scene, record, ob, objects_by_record, bl_scene=None) -> None:
+    """The mount pose relative to the parent body (the format's frame: parent position and rotation,
+    scale ignored). Parented as import parents it, the object's own location and rotation are that pose;
+    otherwise (unparented by hand) it is measured from the world matrices."""
+    camera = ob.type == "CAMERA"
+    parent = scene.find(record.get("parent"))
+    parent_ob = objects_by_record.get(id(parent)) if parent is not None else None
+    if ob.parent is not None and ob.parent is parent_ob and ob.parent_type == "OBJECT":
+        location, q = ob.location, _rotation(ob)
+    else:
+        world = ob.matrix_world
+        if parent_ob is not None:
+            world = _rigid(parent_ob.matrix_world).inverted() @ world
+        location, q, _ = world.decompose()
+    if camera:
+        q = cv.camera_rotation_from_blender(q)
+        cam = ob.data
+        hfov = record.get("horizontalFov")
+        if hfov and hfov > 0:
+            _set(record, "horizontalFov", cv.fov_from_lens(cam.lens, cam.sensor_width), 1e-5)
+        else:
+            _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
+        _set(record, "nearPlane", cam.clip_start)
+        _set(record, "farPlane", cam.clip_end)
+        if bl_scene is not None and bl_scene.camera is ob:  # the active camera: the render resolution
+            width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
+        else:
+            width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
+        _set(record, "width", int(width))
+        _set(record, "height", int(height))
+    _pose_fields(record, location, q)
+    _set(record, "enabled", not ob.hide_render)
+    _rename(record, ob)
+
+
+def update_terrain(record, ob) -> None:
+    """Center from the location; heights from the grid's vertex z when sculpted (same vertex order)."""
+    _set(record, "center", tuple(ob.location))
+    _set(record, "visible", not ob.hide_render)
+    mesh = ob.data
+    n = int(record.get("xSamples")) * int(record.get("ySamples"))
+    if mesh is not None and ob.type == "MESH" and len(mesh.vertices) == n:
+        co = np.empty(3 * n, dtype=np.float32)
+        mesh.vertices.foreach_get("co", co)
+        z = co[2::3].astype(np.float64)
+        old = np.asarray(record.get("heights"), dtype=np.float64).ravel()
+        if old.size == 0:
+            old = np.zeros(n)
+        if old.shape != z.shape or np.any(np.abs(z - old) > 1e-5 * np.maximum(1.0, np.abs(old))):
+            record.set("heights", [float(v) for v in z])
+    _rename(record, ob)
+
+
+def update_posed(record, ob) -> None:
+    """Particles, cloth and other posed records: pose, scale and whether they are shown."""
+    _pose_fields(record, ob.location, _rotation(ob))
+    if record.schema.field("scale"):
+        _set(record, "scale", tuple(ob.scale))
+    _shown(record, ob, "visible")
+    _shown(record, ob, "enabled")
+    _rename(record, ob)
+
+
+def update_boxed(record, ob) -> None:
+    """Decals and irradiance volumes: the Blender scale is half extents x record scale."""
+    _pose_fields(record, ob.location, _rotation(ob))
+    half = record.get("halfExtents")
+    _scale_field(record, tuple(ob.scale), tuple(h * s for h, s in zip(half, record.get("scale"))))
+    _shown(record, ob, "enabled")
+    _rename(record, ob)
+
+
+def update_reflection_probe(record, ob) -> None:
+    _set(record, "position", tuple(ob.location))
+    if ob.type == "LIGHT_PROBE":
+        radius = record.get("radius")
+        if not cv.close(max(radius, 1e-4), ob.data.influence_distance, 1e-6):
+            record.set("radius", ob.data.influence_distance)
+    _shown(record, ob, "enabled")
+    _rename(record, ob)
+
+
+def update_fog(record, ob) -> None:
+    _set(record, "center", tuple(ob.location))
+    scale = tuple(ob.scale)
+    if not cv.close(scale, (1.0, 1.0, 1.0), 1e-6):  # the sphere is built at the radius: a scale grows it
+        record.set("radius", record.get("radius") * max(abs(v) for v in scale))
+    _shown(record, ob, "enabled")
+    _rename(record, ob)
+
+
+def update_point_cloud(record, ob) -> None:
+    """The points are in world space: a moved cloud writes its points moved."""
+    matrix = np.array(ob.matrix_basis)
+    if not np.allclose(matrix, np.eye(4), atol=1e-7):
+        points = np.asarray(record.get("points"), dtype=np.float64).reshape(-1, 3)
+        moved = points @ matrix[:3, :3].T + matrix[:3, 3]
+        record.set("points", [tuple(map(float, p)) for p in moved])
+    _shown(record, ob, "enabled")
+    _rename(record, ob)
 
 
 def update_group(record, collection) -> None:
@@ -217,8 +392,81 @@ def source_text(bl_scene):
     return bpy.data.texts.get(name) if name else None
 
 
-def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
-    """The scene model for ``bl_scene``: the imported document with Blender's edits applied."""
+class WorldPose:
+    """An object seen with its world pose as its own pose: a node parented to another node (the file
+    holds world poses; a sensor's relative mount is read by ``update_sensor`` itself)."""
+
+    def __init__(self, ob):
+        self._ob = ob
+        self.matrix_basis = ob.matrix_world.copy()
+        self.location, self.rotation_quaternion, self.scale = self.matrix_basis.decompose()
+        self.rotation_mode = "QUATERNION"
+        self.parent = None
+
+    def __getattr__(self, name):
+        return getattr(self._ob, name)
+
+
+BUILT_KEY = "rscene_built"  # the local matrix import gave an object whose record kind cannot be written
+# kinds whose Blender object cannot be turned back into the record, and why (said at export when edited)
+UNWRITABLE = {
+    "wire": "its ends follow bodyA and bodyB",
+    "instanced_visual": "its instances are kept as imported",
+    "robot sensor": "it lives in the robot's sensor files, not in the scene",
+}
+
+
+def _updaters(scene: Scene, bl_scene, by_record: dict) -> dict:
+    def articulated(record, ob):
+        from .robots import update_articulated
+        update_articulated(record, ob)
+
+    def compound(record, ob):
+        update_compound(record, ob)
+        update_compound_children(scene, record, ob)
+
+    return {
+        "object": update_object, "light": update_light,
+        "camera": lambda record, ob: update_camera(record, ob, bl_scene),
+        "articulated": articulated, "compound": compound,
+        "sensor": lambda record, ob: update_sensor(scene, record, ob, by_record, bl_scene),
+        "terrain_region": update_terrain, "granular": update_posed, "deformable": update_posed,
+        "projected_decal": update_boxed, "irradiance_volume": update_boxed,
+        "reflection_probe": update_reflection_probe, "local_fog": update_fog, "point_cloud": update_point_cloud,
+    }
+
+
+WRITTEN_KINDS = frozenset(("object", "light", "camera", "articulated", "compound", "sensor", "terrain_region",
+                           "granular", "deformable", "projected_decal", "irradiance_volume", "reflection_probe",
+                           "local_fog", "point_cloud"))
+
+
+def mark_built(ob) -> None:
+    """Remember the local matrix import gave ``ob`` (a kind export cannot write): an edit is then seen."""
+    ob[BUILT_KEY] = [float(v) for row in ob.matrix_basis for v in row]
+
+
+def _edited(ob) -> bool:
+    built = ob.get(BUILT_KEY)
+    if built is None or len(built) != 16:
+        return False
+    now = [float(v) for row in ob.matrix_basis for v in row]
+    return not cv.close(now, list(built), 1e-5)
+
+
+def scene_from_blender(bl_scene, path: str, warn=lambda message: None, current_frame: bool = False) -> Scene:
+    """The scene model for ``bl_scene``: the imported document with Blender's edits applied.
+
+    Baked bodies are written at the pose they had before the bake (the record's, unless edited), or,
+    with ``current_frame``, at the pose the playhead shows."""
+    from .bake import rest_pose_shown
+    if current_frame:
+        return _scene_from_blender(bl_scene, path, warn)
+    with rest_pose_shown(bl_scene):
+        return _scene_from_blender(bl_scene, path, warn)
+
+
+def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
     text = source_text(bl_scene)
     if text is not None:
         scene = rscene.loads(text.as_string(), text.get("rscene_path") or path, lazy=True)
@@ -229,25 +477,40 @@ def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
     seen: set[int] = set()
     out_dir = os.path.dirname(os.path.abspath(path))
     source = text.name if text is not None else None
+    ours = []
+    not_written = []
     for ob in bl_scene.objects:
         props = ob.rscene
         if source and props.source == source and 0 <= props.uid < len(items):
-            record = items[props.uid]
+            ours.append((items[props.uid], ob))
             seen.add(props.uid)
-            kind = getattr(record, "tag", "")  # props.kind, read from this parse of the same text
-            if kind == "object":
-                update_object(record, ob)
-            elif kind == "light":
-                update_light(record, ob)
-            elif kind == "camera":
-                update_camera(record, ob, bl_scene)
-            elif kind == "articulated":
-                from .robots import update_articulated
-                update_articulated(record, ob)
         elif not props.source and not ob.get("rscene_collision") and ob.parent is None:
             record = new_record_for(ob, scene, out_dir, warn)
             if record is not None:
                 scene.add(record)
+        elif not props.source and ob.get("rscene_robot_sensor") and _edited(ob):
+            not_written.append(("robot sensor", ob.get("rscene_robot_sensor")))
+    by_record = {id(record): ob for record, ob in ours}
+    updaters = _updaters(scene, bl_scene, by_record)
+    if any(ob.parent is not None for _, ob in ours):
+        for layer in bl_scene.view_layers:  # world matrices of children, fresh
+            layer.update()
+    for record, ob in ours:
+        tag = getattr(record, "tag", "")  # props.kind, read from this parse of the same text
+        update = updaters.get(tag)
+        if update is not None:
+            if ob.parent is not None and ob.parent_type == "OBJECT" and tag != "sensor":
+                ob = WorldPose(ob)
+            update(record, ob)
+        elif _edited(ob):
+            not_written.append((tag, record.path or tag))
+    if text is not None:
+        _update_group_membership(scene, items, ours)
+    if not_written:
+        names = ", ".join(f"{kind} {name}" for kind, name in not_written)
+        reasons = "; ".join(f"{kind}: {UNWRITABLE.get(kind, 'it has no pose in the file')}"
+                            for kind in dict.fromkeys(k for k, _ in not_written))
+        warn(f"edits not written (the file cannot hold them): {names} ({reasons})")
     if text is not None:
         for mat in bpy.data.materials:
             uid = mat.get("rscene_uid", -1)
@@ -262,6 +525,37 @@ def scene_from_blender(bl_scene, path: str, warn=lambda message: None) -> Scene:
                 _remove_with_children(scene, items[uid])
         _update_settings(scene, bl_scene)
     return scene
+
+
+def _update_group_membership(scene: Scene, items: list, ours: list) -> None:
+    """An object moved to another group's collection gets that group as its ``parentGroupId``; moved out
+    of its group's collection into one that is no group (the import's own, a path folder), it gets none.
+    Membership is read from the group collections' object lists (``users_collection`` scans every
+    collection, per object)."""
+    groups = {}
+    for collection in bpy.data.collections:
+        uid = collection.get("rscene_uid", -1)
+        if 0 <= uid < len(items) and getattr(items[uid], "tag", "") == "group":
+            groups[collection.as_pointer()] = (collection, items[uid])
+    if not groups:
+        return
+    members: dict[int, list] = {}
+    for collection, group in groups.values():
+        for ob in collection.objects:
+            members.setdefault(ob.as_pointer(), []).append(group)
+    for record, ob in ours:
+        if record.schema is None or not record.schema.field("parentGroupId"):
+            continue
+        parent = scene.parent_of(record)
+        if parent is not None and parent.tag != "group":
+            continue  # under a node, not a folder
+        inside = members.get(ob.as_pointer(), [])
+        if parent is None:
+            if not inside or any(c.as_pointer() not in groups for c in ob.users_collection):
+                continue  # still in the collection import put it in (no group's)
+        elif any(g is parent for g in inside):
+            continue
+        record.set("parentGroupId", inside[0].id if inside else "")
 
 
 def _remove_with_children(scene: Scene, record) -> None:
@@ -296,9 +590,9 @@ def _setting(scene: Scene, tag: str):
     return found[-1] if found else scene.add(new_record(tag))
 
 
-def export_scene(bl_scene, path: str, warn=lambda message: None) -> None:
+def export_scene(bl_scene, path: str, warn=lambda message: None, current_frame: bool = False) -> None:
     """Write ``bl_scene`` as an ``.rscene`` file (atomically)."""
-    rscene.write(scene_from_blender(bl_scene, path, warn), path)
+    rscene.write(scene_from_blender(bl_scene, path, warn, current_frame), path)
 
 
 __all__ = ["export_scene", "scene_from_blender", "math"]

@@ -8,7 +8,8 @@ robot's baked motion and the renderer reads its pose like any other object's. Ca
 
 Each object keeps ``rscene_robot_sensor`` (its path ``robot/link/sensor``), ``rscene_sensor_kind``,
 ``rscene_sensor_set``, ``rscene_parent_link`` and ``rscene_sensor_name``. These objects carry no
-``rscene`` record: the sensors live in the URDF and its sensor files, and export writes nothing for them.
+``rscene`` record: the sensors live in the URDF and its sensor files, and export writes nothing for them
+(an edited one is named in an export warning).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from ..base.spatial import R_RAISIM_FROM_OPENGL
 from ..robots.sensors import robot_sensors
 from . import conventions as cv
 from . import robots as rb
+from .extract import mark_built
 
 __all__ = ["SENSOR_KEY", "add_robot_sensors", "robot_label", "sensor_objects"]
 
@@ -70,6 +72,7 @@ def add_robot_sensors(builder, root) -> list:
         ob.matrix_parent_inverse = Matrix.Identity(4)
         ob.matrix_basis = Matrix(np.asarray(local, dtype=float).tolist())
         ob[SENSOR_KEY] = sensor.path(label)
+        mark_built(ob)  # export cannot write a moved robot sensor (it lives in the robot's files): it says so
         ob["rscene_sensor_kind"] = sensor.kind
         ob["rscene_sensor_set"] = sensor.set_name
         ob["rscene_sensor_name"] = sensor.name

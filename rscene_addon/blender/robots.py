@@ -353,6 +353,9 @@ def update_articulated(record, root) -> bool:
     old = np.asarray(record.get("generalizedCoordinate", None) if record.has("generalizedCoordinate") else (),
                      dtype=float).ravel()
     if old.size == 0:
+        shown = np.asarray([float(v) for v in root[VALUES_KEY]], dtype=float)
+        if shown.shape == values.shape and not np.any(np.abs(shown - values) > 1e-9):
+            return changed  # a record without a coordinate, not posed since import: it stays without one
         try:
             old = robot_of(root).default_configuration()
         except (FormatError, OSError, ValueError):

@@ -4,6 +4,10 @@ Passes, as in glTF-Blender-IO: keep the source text, materials, the collection t
 per node record, then the scene-wide settings (world, gravity, camera, resolution) last, so a failure
 before them leaves the Blender file exactly as it was.
 
+Groups become nested collections, and records outside any group go in collections named by their path's
+folders. A sensor is parented to the body it is mounted on (its local pose is the record's mount pose);
+a node whose ``parentGroupId`` names another node is parented to it keeping its world pose.
+
 Each node object carries ``ob.rscene`` (source text and record index, from which its kind, path and id
 are read, and the editable physics fields); export (``extract.py``) compares Blender with the records
 and rewrites only what changed.
@@ -103,6 +107,7 @@ class SceneBuilder:
         self.meshes = meshes.PrimitiveCache([])
         self.assets = assets.AssetLibrary(scene, self.warn)
         self.first_camera = None
+        self.first_sensor_camera = None  # the active camera of a scene with camera sensors only (AirSim)
         self.source = None
         self._source_name: str | None = None  # the source text's name, read once (an RNA string read each time)
         self._uids: dict[int, int] | None = None
@@ -185,11 +190,39 @@ class SceneBuilder:
                 sub.hide_select = bool(child.get("locked")) if child.schema.field("locked") else False
                 self.collections[id(child)] = sub
                 pending.append((child, sub))
-        self._parent_collection = {}  # the records in a group; every other one goes in the root collection
+        self._parent_collection = {}  # the records in a group; every other one goes in a path folder or the root
         for parent, children in tree.items():
             if parent is not None and parent.tag == "group":
                 target = self.collections.get(id(parent), self.root)
                 self._parent_collection.update(dict.fromkeys(map(id, children), target))
+        self._build_path_folders(tree.get(None, ()))
+
+    def _build_path_folders(self, top) -> None:
+        """Records outside any group go in collections named by their path's folders
+        (``/World/Physics/Rack_0/Shelf`` -> Physics > Rack_0), so the outliner shows the scene tree even
+        for files that write no group records. A folder that is itself a record (a sensor under its
+        vehicle) or a group is not made twice; the first path part (``/World``) is the import's own."""
+        folders = {group.path: self.collections[id(group)] for group in self.scene.of("group")
+                   if id(group) in self.collections}
+        taken = {r.path for r in self.scene.records if r.schema is not None and r.path}
+        for record in top:
+            path = record.path or ""
+            parts = path.strip("/").split("/")[1:-1]
+            if not parts or record.tag == "group":
+                continue
+            collection, folder = self.root, "/" + path.strip("/").split("/")[0]
+            for part in parts:
+                folder = f"{folder}/{part}"
+                if folder in taken and folder not in folders:
+                    break  # under a node record: it stays in the folder above
+                sub = folders.get(folder)
+                if sub is None:
+                    sub = folders[folder] = bpy.data.collections.new(part)
+                    sub["rscene_path"] = folder
+                    collection.children.link(sub)
+                collection = sub
+            if collection is not self.root:
+                self._parent_collection[id(record)] = collection
 
     def collection_for(self, record: Record):
         return self._parent_collection.get(id(record), self.root)
@@ -242,6 +275,12 @@ class SceneBuilder:
         self._poses = None
         self._apply_poses(poses, members)
         self._parent_nodes(records, built)
+        self._mount_sensors(built)
+        from .extract import WRITTEN_KINDS, mark_built
+        for record in records:
+            ob = built.get(id(record))
+            if ob is not None and record.tag not in WRITTEN_KINDS:
+                mark_built(ob)  # export names this record if it is edited: its kind cannot be written
         # export removes the records of node objects the user deleted
         self.source["rscene_node_uids"] = node_uids
         self.progress(1.0)
@@ -308,6 +347,30 @@ class SceneBuilder:
                     objects.foreach_get(name, array)
                 array.reshape(size, width)[index] = values
                 objects.foreach_set(name, array)
+
+    def _mount_sensors(self, made: dict) -> None:
+        """Sensors ride on the body they are mounted on: parented to its object, the parent's scale
+        undone (the format ignores it), so the sensor's own location and rotation are its mount pose
+        relative to the body, as the record holds it. Moving the vehicle moves its cameras."""
+        from mathutils import Matrix
+        for record in self.scene.of("sensor"):
+            ob = made.get(id(record))
+            parent = self.scene.find(record.get("parent")) if ob is not None else None
+            body = made.get(id(parent)) if parent is not None else None
+            if body is None or body is ob:
+                continue
+            sx, sy, sz = (s if abs(s) > 1e-12 else 1.0 for s in body.scale)
+            ob.parent = body
+            ob.matrix_parent_inverse = Matrix.Diagonal((1.0 / sx, 1.0 / sy, 1.0 / sz, 1.0))
+            q = cv.normalized_quat(record.get("quaternion"))
+            ob.location = tuple(record.get("position"))
+            ob.rotation_quaternion = cv.camera_rotation_to_blender(tuple(q)) if ob.type == "CAMERA" else q
+            if ob.type == "CAMERA" and record.get("enabled") and self.first_sensor_camera is None:
+                self.first_sensor_camera = (ob, record)
+        if self.first_sensor_camera is None:
+            self.first_sensor_camera = next(
+                ((made[id(r)], r) for r in self.scene.of("sensor")
+                 if id(r) in made and made[id(r)].type == "CAMERA" and r.get("enabled")), None)
 
     def new_object(self, record: Record, data, name: str | None = None):
         return self._new_object(record, data, name)[0]
@@ -468,8 +531,9 @@ class SceneBuilder:
             environment, weather = settings["environment"], settings["weather"]
             bl.world = world.build_world(f"{self.name} world", environment, weather, scene.resolve, self.warn)
             world.apply_color_management(bl, environment)
-        if self.first_camera and self.options.set_active_camera:
-            ob, record = self.first_camera
+        first = self.first_camera or self.first_sensor_camera
+        if first and self.options.set_active_camera:
+            ob, record = first
             bl.camera = ob
             bl.render.resolution_x, bl.render.resolution_y = int(record.get("width")), int(record.get("height"))
             bl.render.resolution_percentage = 100

@@ -99,11 +99,16 @@ class RSCENE_OT_export(bpy.types.Operator, ExportHelper):
 
     filename_ext = ".rscene"
     filter_glob: StringProperty(default="*.rscene", options={"HIDDEN"})
+    use_current_frame: BoolProperty(
+        name="Current Frame Pose", default=False,
+        description="Write baked bodies where the playhead shows them (off: at their start pose, as "
+                    "before the bake)")
 
     def execute(self, context):
         from ..blender.extract import export_scene
         try:
-            export_scene(context.scene, self.filepath, warn=lambda m: self.report({"WARNING"}, m))
+            export_scene(context.scene, self.filepath, warn=lambda m: self.report({"WARNING"}, m),
+                         current_frame=self.use_current_frame)
         except (FormatError, OSError, ValueError) as exc:
             self.report({"ERROR"}, f"export failed, nothing written: {exc}")
             return {"CANCELLED"}
@@ -175,12 +180,19 @@ def _format_operators(fmt: str, suffix: str, label: str, extensions: str):
         bl_description = f"Export the scene as {label}; what the format cannot hold is reported"
         filename_ext = first
         filter_glob: StringProperty(default=glob, options={"HIDDEN"})
+        use_current_frame: BoolProperty(
+            name="Current Frame Pose", default=False,
+            description="Write baked bodies where the playhead shows them (off: at their start pose)")
 
         def execute(self, context):
-            from ..blender.bake import current_scene_model
+            from ..blender.extract import scene_from_blender, source_text
             from ..formats import registry
+            text = source_text(context.scene)
+            path = (text.get("rscene_path") if text is not None else "") or self.filepath
             try:
-                warnings = registry.write_scene(current_scene_model(context.scene), self.filepath, fmt)
+                scene = scene_from_blender(context.scene, path, lambda m: self.report({"WARNING"}, m),
+                                           current_frame=self.use_current_frame)
+                warnings = registry.write_scene(scene, self.filepath, fmt)
             except (FormatError, OSError, ValueError) as exc:
                 self.report({"ERROR"}, f"export failed, nothing written: {exc}")
                 return {"CANCELLED"}

@@ -24,7 +24,9 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
     substeps: IntProperty(name="Substeps", default=0, min=0,
                           description="Physics steps per frame (0: from the scene's time step)")
     from_current_pose: BoolProperty(name="Start from Current Pose", default=True,
-                                    description="Use the objects as they are now in Blender (edits included)")
+                                    description="Use the objects as they are now in Blender (edits included; "
+                                                "a baked body from where it was before its bake). Off: the "
+                                                "scene as its file says, Blender edits left out")
 
     def invoke(self, context, event):
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
@@ -47,7 +49,7 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
             return {"CANCELLED"}
         # read Blender on the main thread: the pose at the start frame and the animated kinematic bodies
         context.scene.frame_set(self.frame_start)
-        scene = current_scene_model(context.scene)
+        scene = current_scene_model(context.scene, self.from_current_pose)
         self._tracks = kinematic_tracks(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
         tracks = self._tracks
         try:   # robots with PD gains follow the joints keyframed on their rigs
@@ -111,7 +113,7 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
 
 
 class RSCENE_OT_clear_bake(bpy.types.Operator):
-    """Remove the keyframes a simulation bake wrote (other animation is kept)"""
+    """Remove the keyframes a simulation bake wrote (other animation is kept) and put the bodies back where they were before the bake"""
 
     bl_idname = "rscene.clear_bake"
     bl_label = "Clear Simulation Bake"
