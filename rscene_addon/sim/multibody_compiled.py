@@ -441,7 +441,7 @@ def _plane_arrays(s, a):
     key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
            s.contact_slop)
     if env is not None:
-        st, m = env.world.state, env.world.model
+        st = env.world.state
         allowed = env._allowed(s)
         planes = a.__dict__.get("_env_planes")
         if planes is not None and planes[0] is allowed and planes[1] is env and len(planes[2]):
