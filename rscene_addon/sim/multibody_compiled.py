@@ -62,6 +62,7 @@ class RobotArrays:
         self.so = np.ascontiguousarray(so, dtype=float).reshape(-1, 4, 4)
         self.bc = np.ascontiguousarray(geo.centres, dtype=float)
         self.br = np.ascontiguousarray(geo.radii, dtype=float)
+        self.has_sphere = bool((self.br >= 0).any())
         self._limits = (None, None, None)
 
     def limits(self, system):
@@ -411,21 +412,21 @@ def _alone(systems, arr, dt) -> list[bool]:
     out = [True] * len(systems)
     if len(systems) < 2:
         return out
-    live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and (arr[k].br >= 0).any()]
+    live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and arr[k].has_sphere]
     if len(live) < 2:
         return out
-    c = np.zeros((len(live), 3))
-    r = np.zeros(len(live))
-    v = np.zeros(len(live))
-    for x, k in enumerate(live):
-        s, a = systems[k], arr[k]
-        ok = a.br >= 0
-        centres = np.einsum("lij,lj->li", s.frames[:, :3, :3], a.bc) + s.frames[:, :3, 3]
-        c[x] = centres[ok].mean(axis=0)
-        r[x] = float(np.max(np.linalg.norm(centres[ok] - c[x], axis=1) + a.br[ok]))
-        w = np.linalg.norm(s.vel[:, :3], axis=1)
-        lin = np.linalg.norm(s.vel[:, 3:] + np.cross(s.vel[:, :3], centres), axis=1)
-        v[x] = float(np.max(lin + w * np.maximum(a.br, 0.0)))
+    # all live systems' links in one numpy pass (one pass per system cost a third of a 16-robot step)
+    bc, br, ok, starts, seg = _alone_tables([arr[k] for k in live])
+    frames = np.concatenate([systems[k].frames for k in live])
+    vel = np.concatenate([systems[k].vel for k in live])
+    centres = np.einsum("lij,lj->li", frames[:, :3, :3], bc) + frames[:, :3, 3]
+    counts = np.add.reduceat(ok.astype(float), starts)
+    c = np.add.reduceat(np.where(ok[:, None], centres, 0.0), starts) / counts[:, None]
+    spread = np.where(ok, np.linalg.norm(centres - c[seg], axis=1) + br, -np.inf)
+    r = np.maximum.reduceat(spread, starts)
+    w = np.linalg.norm(vel[:, :3], axis=1)
+    lin = np.linalg.norm(vel[:, 3:] + np.cross(vel[:, :3], centres), axis=1)
+    v = np.maximum.reduceat(lin + w * np.maximum(br, 0.0), starts)
     dist = np.linalg.norm(c[:, None, :] - c[None, :, :], axis=2)
     near = dist < r[:, None] + r[None, :] + MARGIN + 4.0 * dt * (v[:, None] + v[None, :])
     np.fill_diagonal(near, False)
@@ -433,6 +434,22 @@ def _alone(systems, arr, dt) -> list[bool]:
         if near[x].any():
             out[k] = False
     return out
+
+
+_ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the tables)
+
+
+def _alone_tables(arrs):
+    """Bounding spheres of the links of several systems stacked: centres (N, 3), radii (N,), which exist
+    (N,), each system's first row (K,), each row's system (N,); kept while the same systems step (holding them keeps ids unique)."""
+    if _ALONE_TABLES[0] is None or len(_ALONE_TABLES[0]) != len(arrs) or any(
+            x is not y for x, y in zip(_ALONE_TABLES[0], arrs)):
+        br = np.concatenate([a.br for a in arrs])
+        starts = np.cumsum([0] + [len(a.br) for a in arrs[:-1]]).astype(np.int64)
+        seg = np.repeat(np.arange(len(arrs)), [len(a.br) for a in arrs])
+        _ALONE_TABLES[0], _ALONE_TABLES[1] = list(arrs), (np.concatenate([a.bc for a in arrs]), br, br >= 0, starts,
+                                                          seg)
+    return _ALONE_TABLES[1]
 
 
 def _plane_arrays(s, a):
