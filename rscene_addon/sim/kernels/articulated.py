@@ -35,6 +35,18 @@ def mm(a, b):
 
 
 @njit(cache=True)
+def mm_into(a, b, out):
+    """out[:n, :m] = a @ b (the sums of ``mm``, no allocation; ``out`` distinct from a and b)."""
+    n, k, m = a.shape[0], a.shape[1], b.shape[1]
+    for i in range(n):
+        for j in range(m):
+            t = 0.0
+            for r in range(k):
+                t += a[i, r] * b[r, j]
+            out[i, j] = t
+
+
+@njit(cache=True)
 def mv(a, v):
     """a @ v."""
     out = np.zeros(a.shape[0])
@@ -86,22 +98,27 @@ def quat_matrix(w, x, y, z, out):
 
 
 @njit(cache=True)
-def _axis_angle(a, angle, out):
-    """I + s K + (1 - c) K K about unit axis a (as ``base.spatial.axis_angle_matrix``)."""
+def _axis_angle(a, angle, out, k, kk):
+    """I + s K + (1 - c) K K about unit axis a (as ``base.spatial.axis_angle_matrix``); k, kk: 3x3 scratch."""
     c, s = np.cos(angle), np.sin(angle)
-    k = np.zeros((3, 3))
+    for r in range(3):
+        for col in range(3):
+            k[r, col] = 0.0
     k[0, 1], k[0, 2], k[1, 0], k[1, 2], k[2, 0], k[2, 1] = -a[2], a[1], a[2], -a[0], -a[1], a[0]
-    kk = mm(k, k)
+    mm_into(k, k, kk)
     for r in range(3):
         for col in range(3):
             out[r, col] = (1.0 if r == col else 0.0) + s * k[r, col] + (1 - c) * kk[r, col]
 
 
 @njit(cache=True)
-def _motion(kind, qj, axis, pu, pv):
-    t = np.eye(4)
+def _motion(kind, qj, axis, pu, pv, t, k3, kk3):
+    """The joint's motion transform into t (4x4); k3, kk3: 3x3 scratch."""
+    for r in range(4):
+        for c in range(4):
+            t[r, c] = 1.0 if r == c else 0.0
     if kind == REVOLUTE:
-        _axis_angle(axis, qj[0], t[:3, :3])
+        _axis_angle(axis, qj[0], t[:3, :3], k3, kk3)
     elif kind == PRISMATIC:
         for r in range(3):
             t[r, 3] = qj[0] * axis[r]
@@ -114,8 +131,7 @@ def _motion(kind, qj, axis, pu, pv):
     elif kind == PLANAR:
         for r in range(3):
             t[r, 3] = qj[0] * pu[r] + qj[1] * pv[r]
-        _axis_angle(axis, qj[2], t[:3, :3])
-    return t
+        _axis_angle(axis, qj[2], t[:3, :3], k3, kk3)
 
 
 @njit(cache=True)
@@ -135,20 +151,32 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
     vel = np.zeros((n, 6))
     com = np.zeros((n, 3))
     inertia = np.zeros((n, 6, 6))
+    # scratch, reused by every body (no allocation per body)
+    jf = np.empty((4, 4))
+    tm = np.empty((4, 4))
+    mvd = np.empty((4, 4))
+    k3 = np.empty((3, 3))
+    kk3 = np.empty((3, 3))
+    t3 = np.empty((3, 3))
+    ic = np.empty((3, 3))
+    cx = np.zeros((3, 3))
+    top = np.empty((3, 3))
     for i in range(n):
         if parent[i] < 0:
-            jf = origin[i].copy()
+            for r in range(4):
+                for c in range(4):
+                    jf[r, c] = origin[i, r, c]
         else:
-            jf = mm(frames[parent[i]], origin[i])
+            mm_into(frames[parent[i]], origin[i], jf)
         k = kind[i]
         if k != FIXED:
-            moved = mm(jf, _motion(k, q[gs0[i]:], axis[i], pu[i], pv[i]))
+            _motion(k, q[gs0[i]:], axis[i], pu[i], pv[i], tm, k3, kk3)
+            mm_into(jf, tm, mvd)
+            moved = mvd
         else:
             moved = jf
-        frame = mm(moved, offset[i])
-        for r in range(4):
-            for c in range(4):
-                frames[i, r, c] = frame[r, c]
+        mm_into(moved, offset[i], frames[i])
+        frame = frames[i]
         rot = jf[:3, :3]
         p = jf[:3, 3]
         s = S[i]
@@ -185,12 +213,12 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
         for r in range(3):
             c3[r] += frame[r, 3]
             com[i, r] = c3[r]
-        ic = mm(mm(fr, inertia_local[i]), fr.T)
+        mm_into(fr, inertia_local[i], t3)
+        mm_into(t3, fr.T, ic)
         m = mass[i]
         # spatial_inertia(m, c, Ic): [[Ic + m cx cx^T, m cx], [m cx^T, m I]]
-        cx = np.zeros((3, 3))
         cx[0, 1], cx[0, 2], cx[1, 0], cx[1, 2], cx[2, 0], cx[2, 1] = -c3[2], c3[1], c3[2], -c3[0], -c3[1], c3[0]
-        top = mm(cx, cx.T)
+        mm_into(cx, cx.T, top)
         for r in range(3):
             for c in range(3):
                 inertia[i, r, c] = ic[r, c] + m * top[r, c]
@@ -220,13 +248,16 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
                 for c in range(6):
                     comp[p, r, c] += comp[i, r, c]
     m = np.zeros((nv, nv))
+    f6 = np.empty((6, 6))
+    blk = np.empty((6, 6))
     for i in range(n - 1, -1, -1):
         di = nd[i]
         if di == 0:
             continue
-        f = mm(comp[i], S[i, :, :di])
+        mm_into(comp[i], S[i, :, :di], f6)
+        f = f6[:, :di]
         a = ds0[i]
-        blk = mm(S[i, :, :di].T, f)
+        mm_into(S[i, :, :di].T, f, blk)
         for r in range(di):
             for c in range(di):
                 m[a + r, a + c] = blk[r, c]
@@ -235,7 +266,7 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
             dj = nd[j]
             if dj > 0:
                 b = ds0[j]
-                blk = mm(f.T, S[j, :, :dj])
+                mm_into(f.T, S[j, :, :dj], blk)
                 for r in range(di):
                     for c in range(dj):
                         m[a + r, b + c] = blk[r, c]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .articulated import dot, mm, mv, tmv
+from .articulated import dot, mm, tmv
 
 SPHERE, BOX, CAPSULE, CYLINDER = 0, 1, 2, 3
 DUPLICATE = 1e-3  # as link_pairs.DUPLICATE
@@ -109,14 +109,17 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
             if not allowed[i, g]:
                 continue
             n = pn[g]
+            f = frames[i]
             for k in range(p0[i], p0[i + 1]):
-                x = _world_point(frames[i], pts[k])
-                gap = n[0] * x[0] + n[1] * x[1] + n[2] * x[2] - pd[g] - pts[k, 3]
+                pk = pts[k]
+                x0 = f[0, 0] * pk[0] + f[0, 1] * pk[1] + f[0, 2] * pk[2] + f[0, 3]
+                x1 = f[1, 0] * pk[0] + f[1, 1] * pk[1] + f[1, 2] * pk[2] + f[1, 3]
+                x2 = f[2, 0] * pk[0] + f[2, 1] * pk[1] + f[2, 2] * pk[2] + f[2, 3]
+                gap = n[0] * x0 + n[1] * x1 + n[2] * x2 - pd[g] - pts[k, 3]
                 if not gap < reach[g]:
                     continue
                 p = np.empty(3)
-                for r in range(3):
-                    p[r] = x[r] - pts[k, 3] * n[r]
+                p[0], p[1], p[2] = x0 - pts[k, 3] * n[0], x1 - pts[k, 3] * n[1], x2 - pts[k, 3] * n[2]
                 jp = point_jacobian(i, p, parent, ds0, nd, S, nv)
                 vb = n[0] * vbody[g, 0] + n[1] * vbody[g, 1] + n[2] * vbody[g, 2]
                 vn = 0.0
@@ -141,12 +144,17 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
 
 @njit(cache=True)
 def _local(R, c, x):
-    """R^T (x - c)."""
-    out = np.empty(3)
+    """R^T (x - c) as three scalars (no array: these run once per point and shape)."""
     d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
-    for r in range(3):
-        out[r] = R[0, r] * d0 + R[1, r] * d1 + R[2, r] * d2
-    return out
+    return (R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2, R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2,
+            R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2)
+
+
+@njit(cache=True)
+def _rot(R, n0, n1, n2):
+    """R @ n as three scalars, summed in ``mv``'s order."""
+    return (0.0 + R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2, 0.0 + R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2,
+            0.0 + R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2)
 
 
 @njit(cache=True)
@@ -156,24 +164,23 @@ def _sgn(v):
 
 @njit(cache=True)
 def _sdf(kind, size, c, R, x):
-    """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal)."""
-    nl = np.zeros(3)
+    """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal x,
+    y, z), scalars (this runs for every point near a shape: no heap arrays)."""
     if kind == SPHERE:
         d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
         dist = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
         if dist > 1e-12:
-            nl[0], nl[1], nl[2] = d0 / dist, d1 / dist, d2 / dist
-        else:
-            nl[2] = 1.0
-        return dist - size[0], nl
-    xl = _local(R, c, x)
+            return dist - size[0], d0 / dist, d1 / dist, d2 / dist
+        return dist - size[0], 0.0, 0.0, 1.0
+    x0, x1, x2 = _local(R, c, x)
     dist = 0.0
+    n0, n1, n2 = 0.0, 0.0, 0.0
     if kind == BOX:
-        q0, q1, q2 = abs(xl[0]) - size[0], abs(xl[1]) - size[1], abs(xl[2]) - size[2]
+        q0, q1, q2 = abs(x0) - size[0], abs(x1) - size[1], abs(x2) - size[2]
         p0, p1, p2 = max(q0, 0.0), max(q1, 0.0), max(q2, 0.0)
         out_len = np.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
         if out_len > 0:
-            nl[0], nl[1], nl[2] = _sgn(xl[0]) * p0 / out_len, _sgn(xl[1]) * p1 / out_len, _sgn(xl[2]) * p2 / out_len
+            n0, n1, n2 = _sgn(x0) * p0 / out_len, _sgn(x1) * p1 / out_len, _sgn(x2) * p2 / out_len
             dist = out_len
         else:
             k, dist = 0, q0
@@ -181,67 +188,74 @@ def _sdf(kind, size, c, R, x):
                 k, dist = 1, q1
             if q2 > dist:
                 k, dist = 2, q2
-            nl[k] = _sgn(xl[k]) + (1.0 if xl[k] == 0 else 0.0)
+            if k == 0:
+                n0 = _sgn(x0) + (1.0 if x0 == 0 else 0.0)
+            elif k == 1:
+                n1 = _sgn(x1) + (1.0 if x1 == 0 else 0.0)
+            else:
+                n2 = _sgn(x2) + (1.0 if x2 == 0 else 0.0)
     elif kind == CAPSULE:
-        zc = min(max(xl[2], -size[1]), size[1])
-        d0, d1, d2 = xl[0], xl[1], xl[2] - zc
+        zc = min(max(x2, -size[1]), size[1])
+        d0, d1, d2 = x0, x1, x2 - zc
         length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
         if length > 1e-12:
-            nl[0], nl[1], nl[2] = d0 / length, d1 / length, d2 / length
+            n0, n1, n2 = d0 / length, d1 / length, d2 / length
         else:
-            nl[0] = 1.0
+            n0 = 1.0
         dist = length - size[0]
     else:  # cylinder
-        rho = np.hypot(xl[0], xl[1])
+        rho = np.hypot(x0, x1)
         e0, e1 = 1.0, 0.0
         if rho > 1e-12:
-            e0, e1 = xl[0] / rho, xl[1] / rho
-        dr, dz = rho - size[0], abs(xl[2]) - size[1]
-        ez = _sgn(xl[2]) + (1.0 if xl[2] == 0 else 0.0)
+            e0, e1 = x0 / rho, x1 / rho
+        dr, dz = rho - size[0], abs(x2) - size[1]
+        ez = _sgn(x2) + (1.0 if x2 == 0 else 0.0)
         out = np.hypot(max(dr, 0.0), max(dz, 0.0))
         if out > 0:
-            nl[0], nl[1], nl[2] = e0 * max(dr, 0.0) / out, e1 * max(dr, 0.0) / out, ez * max(dz, 0.0) / out
+            n0, n1, n2 = e0 * max(dr, 0.0) / out, e1 * max(dr, 0.0) / out, ez * max(dz, 0.0) / out
             dist = out
         else:
             if dr > dz:
-                nl[0], nl[1] = e0, e1
+                n0, n1 = e0, e1
             else:
-                nl[2] = ez
+                n2 = ez
             dist = max(dr, dz)
-    return dist, mv(R, nl)
+    w0, w1, w2 = _rot(R, n0, n1, n2)
+    return dist, w0, w1, w2
 
 
 @njit(cache=True)
-def _face_tie(size, c, R, x, nrm, towards):
-    """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once."""
-    local = _local(R, c, x)
-    q = np.empty(3)
-    for r in range(3):
-        q[r] = abs(local[r]) - size[r]
-    qmax = max(q[0], max(q[1], q[2]))
+def _face_tie(size, c, R, x, n0, n1, n2, towards):
+    """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once: the normal
+    (three scalars; unchanged when the point is not at a tie)."""
+    l0, l1, l2 = _local(R, c, x)
+    q0, q1, q2 = abs(l0) - size[0], abs(l1) - size[1], abs(l2) - size[2]
+    qmax = max(q0, max(q1, q2))
     if qmax > FACE_TIE:
-        return nrm
+        return n0, n1, n2
     count = 0
-    for r in range(3):
-        if q[r] >= qmax - FACE_TIE:
+    for qr in (q0, q1, q2):
+        if qr >= qmax - FACE_TIE:
             count += 1
     if count < 2:
-        return nrm
-    look = _local(R, c, towards)
-    best, bv = -1, -1e300
+        return n0, n1, n2
+    k0, k1, k2 = _local(R, c, towards)
+    best, bv, lb, kb = -1, -1e300, 0.0, 0.0
     for r in range(3):
-        if q[r] >= qmax - FACE_TIE:
-            sg = _sgn(local[r]) if local[r] != 0 else _sgn(look[r])
-            v = sg * look[r] / size[r]
+        qr = q0 if r == 0 else (q1 if r == 1 else q2)
+        lr = l0 if r == 0 else (l1 if r == 1 else l2)
+        kr = k0 if r == 0 else (k1 if r == 1 else k2)
+        if qr >= qmax - FACE_TIE:
+            sg = _sgn(lr) if lr != 0 else _sgn(kr)
+            v = sg * kr / size[r]
             if v > bv:
-                best, bv = r, v
-    n = np.zeros(3)
-    if local[best] != 0:
-        n[best] = _sgn(local[best])
+                best, bv, lb, kb = r, v, lr, kr
+    if lb != 0:
+        m = _sgn(lb)
     else:
-        sl = _sgn(look[best])
-        n[best] = sl if sl != 0 else 1.0
-    return mv(R, n)
+        sl = _sgn(kb)
+        m = sl if sl != 0 else 1.0
+    return _rot(R, m if best == 0 else 0.0, m if best == 1 else 0.0, m if best == 2 else 0.0)
 
 
 @njit(cache=True)
@@ -355,9 +369,9 @@ def _points_vs_shapes(wp, pts, k0, k1, st, ss, sc, sR, srad, s0, s1, towards, re
             d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
             if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - srad[sh] - pts[k, 3] >= reach:
                 continue
-            dist, nrm = _sdf(st[sh], ss[sh], c, R, x)
+            dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
-                nrm = _face_tie(ss[sh], c, R, x, nrm, towards)
+                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, towards)
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
@@ -365,11 +379,12 @@ def _points_vs_shapes(wp, pts, k0, k1, st, ss, sc, sR, srad, s0, s1, towards, re
                 return cnt
             sg = -1.0 if flip else 1.0
             for r in range(3):
-                on_points = x[r] - pts[k, 3] * nrm[r]
-                on_shape = x[r] - dist * nrm[r]
+                nr = m0 if r == 0 else (m1 if r == 1 else m2)
+                on_points = x[r] - pts[k, 3] * nr
+                on_shape = x[r] - dist * nr
                 fa[cnt, r] = on_shape if flip else on_points
                 fb[cnt, r] = on_points if flip else on_shape
-                fn[cnt, r] = sg * nrm[r]
+                fn[cnt, r] = sg * nr
             fg[cnt] = gap
             cnt += 1
     return cnt
@@ -390,13 +405,16 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
         w = _world_point(fa_[i], bca[i])
         for r in range(3):
             ca[i, r] = w[r]
-    cb = np.empty((Lb, 3))
-    for j in range(Lb):
-        w = _world_point(fb_[j], bcb[j])
-        for r in range(3):
-            cb[j, r] = w[r]
     spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
-    spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
+    if same:
+        cb, spb = ca, spa
+    else:
+        cb = np.empty((Lb, 3))
+        for j in range(Lb):
+            w = _world_point(fb_[j], bcb[j])
+            for r in range(3):
+                cb[j, r] = w[r]
+        spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
     wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
     if same:
         wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
