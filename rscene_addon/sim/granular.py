@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .broadphase import compute_aabbs
-from .geometry import PLANE
+from .geometry import CONVEX, HEIGHTFIELD, PLANE
 from .physics_model import DYNAMIC, GranularSpec
 from .mathutil import cross
 from .sdf import geom_distance, geom_point_velocity
@@ -82,6 +82,7 @@ class Granular:
         self.pair_hist = _History()
         self.wall_hist = _History()
         self.substeps_used = spec.substeps
+        self._geoms = None  # the compiled step's per-geom tables (built on its first step)
 
     def substeps(self, dt: float) -> int:
         s = self.spec
@@ -100,8 +101,7 @@ class Granular:
         their own reach needs, so one fast particle costs its own neighbourhood, not every particle's (a
         single skin from the fastest made the whole pile's lists explode)."""
         r = self.spec.radii
-        P = len(x)
-        s_cell = float(np.quantile(skin, 0.9)) if P > 10 else float(skin.max())
+        s_cell = _bulk_skin(skin)
         h = 2.0 * float(r.max()) + 2.0 * s_cell
         lo = x.min(axis=0)
         cell = np.floor((x - lo) / h).astype(np.int64)
@@ -169,10 +169,14 @@ class Granular:
         self.substeps_used = n_sub
         h = dt / n_sub
         r = spec.radii
+        kern = _compiled() if world.backend == "numba" else None
         # each particle's own margin: how far it can move this step (one fast particle widens only its own)
         speed = np.sqrt(np.sum(v * v, axis=1))
         skin = np.maximum(1.2 * speed * dt, 0.1 * float(r.min())) + spec.cohesion_distance
-        i, j = self._pairs(x, skin)
+        if kern is not None:
+            i, j = kern.neighbour_pairs(x, r, skin, _bulk_skin(skin))
+        else:
+            i, j = self._pairs(x, skin)
         pair_key = i * P + j
         xi = self.pair_hist.lookup(pair_key)
         # rigid geoms near the particles
@@ -195,9 +199,59 @@ class Granular:
         wxi = self.wall_hist.lookup(wall_keys)
         m_pair = self.mass[i] * self.mass[j] / (self.mass[i] + self.mass[j]) if len(i) else np.zeros(0)
         r_eff = r[i] * r[j] / (r[i] + r[j]) if len(i) else np.zeros(0)
+        if kern is not None and not any(m.geom_type[g] == HEIGHTFIELD for g, _ in cand):
+            active_pair, active_wall, body_force = self._solve_compiled(
+                kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
+        else:
+            active_pair, active_wall, body_force = self._solve(
+                world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
+        self.pair_hist.store(pair_key, xi, active_pair)
+        self.wall_hist.store(wall_keys, wxi, active_wall)
+        for body, (fb, tb) in body_force.items():
+            world.external_force[body] += fb
+            world.external_torque[body] += tb
+            if s.sleeping[body] and np.linalg.norm(fb) > 0:
+                world.wake(int(body))
+
+    def _solve_compiled(self, kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
+        """``_solve`` as one compiled call (``kernels.particles.substeps``); xi, wxi updated in place."""
+        s, spec, m = world.state, self.spec, world.model
+        if self._geoms is None:
+            self._geoms = _geom_tables(m)
+        g_type, g_size, p_start, p_normals, p_offsets = self._geoms
+        body = m.geom_body
+        wp = np.concatenate([idx for _, idx in cand]) if cand else np.zeros(0, np.int64)
+        wg = np.concatenate([np.full(len(idx), g, np.int64) for g, idx in cand]) if cand else np.zeros(0, np.int64)
+        G = m.num_geoms
+        body_f, body_t = np.zeros((G, 3)), np.zeros((G, 3))
+        active_pair, active_wall = np.zeros(len(i), bool), np.zeros(len(wp), bool)
+        mat = np.array([spec.normal_stiffness, spec.normal_damping, spec.tangential_stiffness,
+                        spec.tangential_damping, spec.friction, spec.rolling_friction, spec.cohesion_stiffness,
+                        spec.cohesion_distance, 1.0 if spec.hertz else 0.0])
+        kern.substeps(x, v, w, spec.radii, self.mass, self.inertia, i, j, xi, m_pair, r_eff, mat, wp, wg, wxi,
+                      g_type, np.ascontiguousarray(frames.pos, dtype=np.float64),
+                      np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets,
+                      np.ascontiguousarray(s.linear_velocity[body]), np.ascontiguousarray(s.angular_velocity[body]),
+                      np.ascontiguousarray(s.position[body]), np.ascontiguousarray(m.body_mode[body] == DYNAMIC),
+                      np.asarray(m.gravity, dtype=np.float64), n_sub, h, dt, active_pair, active_wall, body_f,
+                      body_t)
+        body_force = {}
+        for g, _ in cand:
+            if m.body_mode[body[g]] == DYNAMIC:
+                acc = body_force.setdefault(body[g], [np.zeros(3), np.zeros(3)])
+                acc[0] += body_f[g]
+                acc[1] += body_t[g]
+        return active_pair, active_wall, body_force
+
+    def _solve(self, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
+        """The substeps with numpy (the reference): x, v, w, xi and wxi updated in place; returns which
+        pairs and geom contacts touch at the last substep and the reactions on dynamic bodies."""
+        s, spec, m = world.state, self.spec, world.model
+        P = len(x)
+        r = spec.radii
         body_force = {}
         active_pair = np.zeros(len(i), dtype=bool)
-        active_wall = np.zeros(len(wall_keys), dtype=bool)
+        active_wall = np.zeros(len(wxi), dtype=bool)
         g_acc = m.gravity
         for _ in range(n_sub):
             F = np.zeros((P, 3))
@@ -214,7 +268,7 @@ class Granular:
                 fn, ft, xi_new = _contact_forces(spec, h, xi, n, overlap, vn, vt, m_pair, spec.hertz)
                 fn = np.where(touch, fn, 0.0)
                 ft = np.where(touch[:, None], ft, 0.0)
-                xi = np.where(touch[:, None], xi_new, 0.0)
+                xi[:] = np.where(touch[:, None], xi_new, 0.0)
                 active_pair = touch
                 f = fn[:, None] * n + ft  # on j
                 if spec.cohesion_stiffness > 0 and spec.cohesion_distance > 0:
@@ -268,13 +322,7 @@ class Granular:
             v += (F / self.mass[:, None] + g_acc) * h
             w += T / self.inertia[:, None] * h
             x += v * h
-        self.pair_hist.store(pair_key, xi, active_pair)
-        self.wall_hist.store(wall_keys, wxi, active_wall)
-        for body, (fb, tb) in body_force.items():
-            world.external_force[body] += fb
-            world.external_torque[body] += tb
-            if s.sleeping[body] and np.linalg.norm(fb) > 0:
-                world.wake(int(body))
+        return active_pair, active_wall, body_force
 
     @staticmethod
     def _near_geoms(m, frames, lo, hi):
@@ -287,6 +335,41 @@ class Granular:
             if np.all(glo <= hi) and np.all(ghi >= lo):
                 out.append(g)
         return out
+
+
+def _compiled():
+    """The compiled particle kernels (imported after ``kernels.load`` has chosen numba's cache folder)."""
+    from . import kernels
+    kernels.load()
+    from .kernels import particles, particles_grid
+    return _Kernels(particles.substeps, particles_grid.neighbour_pairs)
+
+
+class _Kernels:
+    def __init__(self, substeps, neighbour_pairs):
+        self.substeps, self.neighbour_pairs = substeps, neighbour_pairs
+
+
+def _bulk_skin(skin: np.ndarray) -> float:
+    """The skin the grid's cells are sized for: the bulk's (90th percentile), so a few fast particles
+    search their own rings instead of widening every cell."""
+    return float(np.quantile(skin, 0.9)) if len(skin) > 10 else float(skin.max())
+
+
+def _geom_tables(m):
+    """Per geom: type (G,), size (G, 3), and the face planes of convex geoms (p_start (G + 1,), normals
+    (F, 3), offsets (F,)) for ``kernels.particles_sdf``."""
+    normals, offsets, start = [], [], [0]
+    for g in range(m.num_geoms):
+        poly = m.geom_poly[g] if m.geom_type[g] == CONVEX else None
+        if poly is not None:
+            normals.append(np.asarray(poly.normals, dtype=np.float64).reshape(-1, 3))
+            offsets.append(np.asarray(poly.offsets, dtype=np.float64).reshape(-1))
+        start.append(start[-1] + (len(offsets[-1]) if poly is not None else 0))
+    return (np.ascontiguousarray(m.geom_type, dtype=np.int64), np.ascontiguousarray(m.geom_size, dtype=np.float64),
+            np.array(start, dtype=np.int64),
+            np.ascontiguousarray(np.concatenate(normals) if normals else np.zeros((0, 3))),
+            np.ascontiguousarray(np.concatenate(offsets) if offsets else np.zeros(0)))
 
 
 def compute_aabbs_one(m, frames, g):
