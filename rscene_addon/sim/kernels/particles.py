@@ -19,7 +19,7 @@ from .particles_sdf import geom_distance
 
 
 @njit(cache=True)
-def _law(mat, h, xi, n0, n1, n2, overlap, vn, t0, t1, t2, m_eff, f):
+def _law(mat, h, xi, n0, n1, n2, overlap, vn, t0, t1, t2, m_cap, f):
     """``granular._contact_forces`` for one contact: the normal force (returned), the tangential force in
     f[0:3] and the updated spring in xi (3,)."""
     kn, cn, kt, ct, mu, hertz = mat[0], mat[1], mat[2], mat[3], mat[4], mat[8]
@@ -27,11 +27,11 @@ def _law(mat, h, xi, n0, n1, n2, overlap, vn, t0, t1, t2, m_eff, f):
     spring = kn * d * math.sqrt(d) if hertz != 0.0 else kn * d
     avn = abs(vn)
     sgn = 1.0 if vn > 0.0 else (-1.0 if vn < 0.0 else 0.0)
-    fn = max(spring + (-sgn * min(cn * avn, m_eff * avn / h)), 0.0)
+    fn = max(spring + (-sgn * min(cn * avn, m_cap * avn / h)), 0.0)
     x0, x1, x2 = xi[0] + t0 * h, xi[1] + t1 * h, xi[2] + t2 * h
     dn = x0 * n0 + x1 * n1 + x2 * n2
     x0, x1, x2 = x0 - dn * n0, x1 - dn * n1, x2 - dn * n2
-    ct_eff = min(ct, m_eff / h)
+    ct_eff = min(ct, m_cap / h)
     f0, f1, f2 = -kt * x0 - ct_eff * t0, -kt * x1 - ct_eff * t1, -kt * x2 - ct_eff * t2
     fmax = mu * fn
     mag = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
@@ -63,15 +63,33 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
     F = np.zeros((P, 3))
     T = np.zeros((P, 3))
     f = np.zeros(3)
-    nrm = np.zeros(3)
+    Z = np.zeros(P, np.int64)
+    sep = np.empty(N)  # each pair's distance this substep
+    wsd = np.empty(K)  # each geom contact's signed distance and normal this substep
+    wn = np.empty((K, 3))
     share = h / dt
     for _ in range(n_sub):
         F[:] = 0.0
         T[:] = 0.0
+        # this substep's touching contacts per particle: the dashpots' share (granular._contact_forces)
+        Z[:] = 0
         for q in range(N):
             i, j = pi[q], pj[q]
             d0, d1, d2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
-            dist = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            sep[q] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if r[i] + r[j] - sep[q] > 0.0:
+                Z[i] += 1
+                Z[j] += 1
+        for c in range(K):
+            p, g = wp[c], wg[c]
+            wsd[c] = geom_distance(g_type[g], g_pos[g], g_rot[g], g_size[g], g, p_start, p_normals, p_offsets,
+                                   x[p, 0], x[p, 1], x[p, 2], wn[c])
+            if r[p] - wsd[c] > 0.0:
+                Z[p] += 1
+        for q in range(N):
+            i, j = pi[q], pj[q]
+            d0, d1, d2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+            dist = sep[q]
             overlap = r[i] + r[j] - dist
             touch = overlap > 0.0
             active_pair[q] = touch
@@ -92,8 +110,9 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             t0, t1, t2 = u0 - vn * n0, u1 - vn * n1, u2 - vn * n2
             fn = 0.0
             f0 = f1 = f2 = 0.0
+            sh = 1.0 / (2.0 * max(Z[i], Z[j], 1))
             if touch:
-                fn = _law(mat, h, xi[q], n0, n1, n2, overlap, vn, t0, t1, t2, m_pair[q], f)
+                fn = _law(mat, h, xi[q], n0, n1, n2, overlap, vn, t0, t1, t2, m_pair[q] * sh, f)
                 f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
             if cohesive:
                 gap = -overlap
@@ -111,9 +130,9 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             tj0, tj1, tj2 = a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0
             if rf > 0.0 and fn > 0.0:
                 e0, e1, e2 = w[i, 0] - w[j, 0], w[i, 1] - w[j, 1], w[i, 2] - w[j, 2]
-                wn = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
-                mag = min(rf * fn * r_eff[q], wn * min(inertia[i], inertia[j]) / h)
-                s = mag / max(wn, 1e-300)
+                wr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+                mag = min(rf * fn * r_eff[q], wr * (min(inertia[i], inertia[j]) * sh) / h)
+                s = mag / max(wr, 1e-300)
                 ti0, ti1, ti2 = ti0 - e0 * s, ti1 - e1 * s, ti2 - e2 * s
                 tj0, tj1, tj2 = tj0 + e0 * s, tj1 + e1 * s, tj2 + e2 * s
             T[i, 0] += ti0
@@ -125,15 +144,13 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
         for c in range(K):
             p, g = wp[c], wg[c]
             rp = r[p]
-            sd = geom_distance(g_type[g], g_pos[g], g_rot[g], g_size[g], g, p_start, p_normals, p_offsets,
-                               x[p, 0], x[p, 1], x[p, 2], nrm)
-            overlap = rp - sd
+            overlap = rp - wsd[c]
             touch = overlap > 0.0
             active_wall[c] = touch
             if not touch:
                 wxi[c, 0] = wxi[c, 1] = wxi[c, 2] = 0.0
                 continue
-            n0, n1, n2 = nrm[0], nrm[1], nrm[2]
+            n0, n1, n2 = wn[c, 0], wn[c, 1], wn[c, 2]
             a0, a1, a2 = -rp * n0, -rp * n1, -rp * n2
             cp0, cp1, cp2 = x[p, 0] - n0 * rp, x[p, 1] - n1 * rp, x[p, 2] - n2 * rp
             o0, o1, o2 = cp0 - g_com[g, 0], cp1 - g_com[g, 1], cp2 - g_com[g, 2]
@@ -146,21 +163,31 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             u2 = (v[p, 2] + (w[p, 0] * a1 - w[p, 1] * a0)) - vb2
             vn = u0 * n0 + u1 * n1 + u2 * n2
             t0, t1, t2 = u0 - vn * n0, u1 - vn * n1, u2 - vn * n2
-            fn = _law(mat, h, wxi[c], n0, n1, n2, overlap, vn, t0, t1, t2, mass[p], f)
+            cap = mass[p] * (1.0 / (2.0 * max(Z[p], 1)))
+            fn = _law(mat, h, wxi[c], n0, n1, n2, overlap, vn, t0, t1, t2, cap, f)
             f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
             F[p, 0] += f0
             F[p, 1] += f1
             F[p, 2] += f2
-            T[p, 0] += a1 * f2 - a2 * f1
-            T[p, 1] += a2 * f0 - a0 * f2
-            T[p, 2] += a0 * f1 - a1 * f0
+            tp0, tp1, tp2 = a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0
+            s0 = s1 = s2 = 0.0
+            if rf > 0.0:  # rolling friction against the geom's body
+                e0, e1, e2 = w[p, 0] - wb[0], w[p, 1] - wb[1], w[p, 2] - wb[2]
+                wr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+                mag = min(rf * fn * rp, wr * (inertia[p] * (1.0 / (2.0 * max(Z[p], 1)))) / h)
+                sc = mag / max(wr, 1e-300)
+                s0, s1, s2 = -e0 * sc, -e1 * sc, -e2 * sc
+                tp0, tp1, tp2 = tp0 + s0, tp1 + s1, tp2 + s2
+            T[p, 0] += tp0
+            T[p, 1] += tp1
+            T[p, 2] += tp2
             if g_dyn[g]:
                 body_f[g, 0] -= f0 * share
                 body_f[g, 1] -= f1 * share
                 body_f[g, 2] -= f2 * share
-                body_t[g, 0] -= (o1 * f2 - o2 * f1) * share
-                body_t[g, 1] -= (o2 * f0 - o0 * f2) * share
-                body_t[g, 2] -= (o0 * f1 - o1 * f0) * share
+                body_t[g, 0] -= ((o1 * f2 - o2 * f1) + s0) * share
+                body_t[g, 1] -= ((o2 * f0 - o0 * f2) + s1) * share
+                body_t[g, 2] -= ((o0 * f1 - o1 * f0) + s2) * share
         for p in range(P):
             for a in range(3):
                 v[p, a] += (F[p, a] / mass[p] + gravity[a]) * h

@@ -30,8 +30,9 @@ def _coord(value, lo, h):
 
 
 @njit(cache=True)
-def _slot(key, mask):
-    return ((key * np.int64(-7046029254386353131)) >> np.int64(24)) & mask  # Fibonacci hashing
+def _slot(key, shift, mask):
+    """Fibonacci hashing: the top bits of the key times 2^64 / golden ratio (every coordinate reaches them)."""
+    return ((key * np.int64(-7046029254386353131)) >> shift) & mask
 
 
 @njit(cache=True)
@@ -66,13 +67,14 @@ def neighbour_pairs(x, r, skin, s_cell):
             ustart[U] = q
             U += 1
     ustart[U] = P
-    size = 4
+    size, bits = 4, 2
     while size < 2 * U:
         size *= 2
-    mask = np.int64(size - 1)
+        bits += 1
+    mask, shift = np.int64(size - 1), np.int64(64 - bits)
     table = np.full(size, -1, np.int64)
     for u in range(U):
-        s = _slot(ukey[u], mask)
+        s = _slot(ukey[u], shift, mask)
         while table[s] >= 0:
             s = (s + 1) & mask
         table[s] = u
@@ -100,7 +102,7 @@ def neighbour_pairs(x, r, skin, s_cell):
                     if c0 < 0 or c1 < 0 or c2 < 0 or c0 > _LIM or c1 > _LIM or c2 > _LIM:
                         continue
                     ck = (c2 << np.int64(40)) | (c1 << np.int64(20)) | c0
-                    s = _slot(ck, mask)
+                    s = _slot(ck, shift, mask)
                     while table[s] >= 0:
                         if ukey[table[s]] == ck:
                             pi, pj, n = _cell_pairs(a, table[s], order, ustart, x, r, skin, pi, pj, n)
