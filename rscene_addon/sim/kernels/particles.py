@@ -18,17 +18,18 @@ from numba import njit
 from .particles_sdf import geom_distance
 
 
-@njit(cache=True)
-def _law(mat, h, xi, n0, n1, n2, overlap, vn, t0, t1, t2, m_cap, f):
+@njit(cache=True, inline="always")
+def _law(mat, h, xi, q, n0, n1, n2, overlap, vn, t0, t1, t2, m_cap, f):
     """``granular._contact_forces`` for one contact: the normal force (returned), the tangential force in
-    f[0:3] and the updated spring in xi (3,)."""
+    f[0:3] and the updated spring in row q of xi (inlined, rows by index: a view per contact cost a
+    reference count each)."""
     kn, cn, kt, ct, mu, hertz = mat[0], mat[1], mat[2], mat[3], mat[4], mat[8]
     d = max(overlap, 0.0)
     spring = kn * d * math.sqrt(d) if hertz != 0.0 else kn * d
     avn = abs(vn)
     sgn = 1.0 if vn > 0.0 else (-1.0 if vn < 0.0 else 0.0)
     fn = max(spring + (-sgn * min(cn * avn, m_cap * avn / h)), 0.0)
-    x0, x1, x2 = xi[0] + t0 * h, xi[1] + t1 * h, xi[2] + t2 * h
+    x0, x1, x2 = xi[q, 0] + t0 * h, xi[q, 1] + t1 * h, xi[q, 2] + t2 * h
     dn = x0 * n0 + x1 * n1 + x2 * n2
     x0, x1, x2 = x0 - dn * n0, x1 - dn * n1, x2 - dn * n2
     ct_eff = min(ct, m_cap / h)
@@ -40,7 +41,7 @@ def _law(mat, h, xi, n0, n1, n2, overlap, vn, t0, t1, t2, m_cap, f):
         f0, f1, f2 = f0 * sc, f1 * sc, f2 * sc
         k = max(kt, 1e-300)
         x0, x1, x2 = -(f0 + ct_eff * t0) / k, -(f1 + ct_eff * t1) / k, -(f2 + ct_eff * t2) / k
-    xi[0], xi[1], xi[2] = x0, x1, x2
+    xi[q, 0], xi[q, 1], xi[q, 2] = x0, x1, x2
     f[0], f[1], f[2] = f0, f1, f2
     return fn
 
@@ -82,8 +83,8 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
                 Z[j] += 1
         for c in range(K):
             p, g = wp[c], wg[c]
-            wsd[c] = geom_distance(g_type[g], g_pos[g], g_rot[g], g_size[g], g, p_start, p_normals, p_offsets,
-                                   x[p, 0], x[p, 1], x[p, 2], wn[c])
+            wsd[c] = geom_distance(g_type[g], g_pos, g_rot, g_size, g, p_start, p_normals, p_offsets,
+                                   x[p, 0], x[p, 1], x[p, 2], wn, c)
             if r[p] - wsd[c] > 0.0:
                 Z[p] += 1
         for q in range(N):
@@ -112,7 +113,7 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             f0 = f1 = f2 = 0.0
             sh = 1.0 / (2.0 * max(Z[i], Z[j], 1))
             if touch:
-                fn = _law(mat, h, xi[q], n0, n1, n2, overlap, vn, t0, t1, t2, m_pair[q] * sh, f)
+                fn = _law(mat, h, xi, q, n0, n1, n2, overlap, vn, t0, t1, t2, m_pair[q] * sh, f)
                 f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
             if cohesive:
                 gap = -overlap
@@ -154,17 +155,17 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             a0, a1, a2 = -rp * n0, -rp * n1, -rp * n2
             cp0, cp1, cp2 = x[p, 0] - n0 * rp, x[p, 1] - n1 * rp, x[p, 2] - n2 * rp
             o0, o1, o2 = cp0 - g_com[g, 0], cp1 - g_com[g, 1], cp2 - g_com[g, 2]
-            wb = g_omega[g]
-            vb0 = g_vel[g, 0] + (wb[1] * o2 - wb[2] * o1)
-            vb1 = g_vel[g, 1] + (wb[2] * o0 - wb[0] * o2)
-            vb2 = g_vel[g, 2] + (wb[0] * o1 - wb[1] * o0)
+            wb0, wb1, wb2 = g_omega[g, 0], g_omega[g, 1], g_omega[g, 2]
+            vb0 = g_vel[g, 0] + (wb1 * o2 - wb2 * o1)
+            vb1 = g_vel[g, 1] + (wb2 * o0 - wb0 * o2)
+            vb2 = g_vel[g, 2] + (wb0 * o1 - wb1 * o0)
             u0 = (v[p, 0] + (w[p, 1] * a2 - w[p, 2] * a1)) - vb0
             u1 = (v[p, 1] + (w[p, 2] * a0 - w[p, 0] * a2)) - vb1
             u2 = (v[p, 2] + (w[p, 0] * a1 - w[p, 1] * a0)) - vb2
             vn = u0 * n0 + u1 * n1 + u2 * n2
             t0, t1, t2 = u0 - vn * n0, u1 - vn * n1, u2 - vn * n2
             cap = mass[p] * (1.0 / (2.0 * max(Z[p], 1)))
-            fn = _law(mat, h, wxi[c], n0, n1, n2, overlap, vn, t0, t1, t2, cap, f)
+            fn = _law(mat, h, wxi, c, n0, n1, n2, overlap, vn, t0, t1, t2, cap, f)
             f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
             F[p, 0] += f0
             F[p, 1] += f1
@@ -172,7 +173,7 @@ def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, 
             tp0, tp1, tp2 = a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0
             s0 = s1 = s2 = 0.0
             if rf > 0.0:  # rolling friction against the geom's body
-                e0, e1, e2 = w[p, 0] - wb[0], w[p, 1] - wb[1], w[p, 2] - wb[2]
+                e0, e1, e2 = w[p, 0] - wb0, w[p, 1] - wb1, w[p, 2] - wb2
                 wr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
                 mag = min(rf * fn * rp, wr * (inertia[p] * (1.0 / (2.0 * max(Z[p], 1)))) / h)
                 sc = mag / max(wr, 1e-300)

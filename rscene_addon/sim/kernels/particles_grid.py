@@ -93,7 +93,9 @@ def neighbour_pairs(x, r, skin, s_cell):
             for u in range(U):
                 q0 = order[ustart[u]]
                 if abs(cell[q0, 0] - ca0) <= k and abs(cell[q0, 1] - ca1) <= k and abs(cell[q0, 2] - ca2) <= k:
-                    pi, pj, n = _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n)
+                    if n + ustart[u + 1] - ustart[u] > pi.shape[0]:
+                        pi, pj = _grow(pi, 2 * pi.shape[0] + P), _grow(pj, 2 * pi.shape[0] + P)
+                    n = _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n)
             continue
         for z in range(-k, k + 1):
             for y in range(-k, k + 1):
@@ -104,17 +106,21 @@ def neighbour_pairs(x, r, skin, s_cell):
                     ck = (c2 << np.int64(40)) | (c1 << np.int64(20)) | c0
                     s = _slot(ck, shift, mask)
                     while table[s] >= 0:
-                        if ukey[table[s]] == ck:
-                            pi, pj, n = _cell_pairs(a, table[s], order, ustart, x, r, skin, pi, pj, n)
+                        u = table[s]
+                        if ukey[u] == ck:
+                            if n + ustart[u + 1] - ustart[u] > pi.shape[0]:
+                                pi, pj = _grow(pi, 2 * pi.shape[0] + P), _grow(pj, 2 * pi.shape[0] + P)
+                            n = _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n)
                             break
                         s = (s + 1) & mask
     return _by_row(pi[:n], pj[:n], P)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n):
     """Append the pairs particle ``a`` owns with the particles of occupied cell ``u``: those with a smaller
-    skin (ties: a smaller index) within reach. Returns the arrays (grown when full) and the count."""
+    skin (ties: a smaller index) within reach (the caller leaves room for the cell). Returns the count.
+    (Inlined: a call that returned the arrays cost a reference count per cell, most of the search.)"""
     sa = skin[a]
     for q in range(ustart[u], ustart[u + 1]):
         b = order[q]
@@ -125,11 +131,9 @@ def _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n):
         reach = r[i] + r[j] + skin[i] + skin[j]
         dx, dy, dz = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
         if dx * dx + dy * dy + dz * dz < reach * reach:
-            if n == pi.shape[0]:
-                pi, pj = _grow(pi, 2 * n), _grow(pj, 2 * n)
             pi[n], pj[n] = i, j
             n += 1
-    return pi, pj, n
+    return n
 
 
 @njit(cache=True)
