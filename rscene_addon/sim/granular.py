@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .broadphase import compute_aabbs
-from .geometry import PLANE
+from .geometry import CONVEX, HEIGHTFIELD, PLANE
 from .physics_model import DYNAMIC, GranularSpec
 from .mathutil import cross
 from .sdf import geom_distance, geom_point_velocity
@@ -47,19 +47,25 @@ class _History:
         self.keys, self.xi = keys[order], xi[order]
 
 
-def _contact_forces(spec, dt, xi, n, overlap, vn, vt, m_eff, hertz):
-    """Normal force magnitude (K,), tangential force (K, 3) and the updated spring xi (K, 3)."""
+def _contact_forces(spec, dt, xi, n, overlap, vn, vt, m_cap, hertz):
+    """Normal force magnitude (K,), tangential force (K, 3) and the updated spring xi (K, 3).
+
+    ``m_cap`` (K,): the mass whose relative velocity a dashpot may at most stop within the substep, the
+    contact's reduced mass over twice the larger contact count of its particles: together a particle's
+    dashpots then remove at most half its relative velocity per substep, which keeps the explicit
+    integration stable in a dense pack (capping each contact at its reduced mass alone let six contacts
+    overshoot six-fold: piles threw particles out at several m/s)."""
     kn, cn, kt, ct, mu = (spec.normal_stiffness, spec.normal_damping, spec.tangential_stiffness,
                           spec.tangential_damping, spec.friction)
     d = np.maximum(overlap, 0.0)
     spring = kn * d * np.sqrt(d) if hertz else kn * d
     # dashpot, never more than stops the relative normal motion within the substep (stable)
-    damp = -np.sign(vn) * np.minimum(cn * np.abs(vn), m_eff * np.abs(vn) / dt)
+    damp = -np.sign(vn) * np.minimum(cn * np.abs(vn), m_cap * np.abs(vn) / dt)
     fn = np.maximum(spring + damp, 0.0)
     # tangential spring with history, kept in the tangent plane
     xi = xi + vt * dt
     xi = xi - np.sum(xi * n, axis=1, keepdims=True) * n
-    ct_eff = np.minimum(ct, m_eff / dt)[:, None]
+    ct_eff = np.minimum(ct, m_cap / dt)[:, None]
     ft = -kt * xi - ct_eff * vt
     fmax = mu * fn
     mag = np.linalg.norm(ft, axis=1)
@@ -82,6 +88,7 @@ class Granular:
         self.pair_hist = _History()
         self.wall_hist = _History()
         self.substeps_used = spec.substeps
+        self._geoms = None  # the compiled step's per-geom tables (built on its first step)
 
     def substeps(self, dt: float) -> int:
         s = self.spec
@@ -100,8 +107,7 @@ class Granular:
         their own reach needs, so one fast particle costs its own neighbourhood, not every particle's (a
         single skin from the fastest made the whole pile's lists explode)."""
         r = self.spec.radii
-        P = len(x)
-        s_cell = float(np.quantile(skin, 0.9)) if P > 10 else float(skin.max())
+        s_cell = _bulk_skin(skin)
         h = 2.0 * float(r.max()) + 2.0 * s_cell
         lo = x.min(axis=0)
         cell = np.floor((x - lo) / h).astype(np.int64)
@@ -169,10 +175,14 @@ class Granular:
         self.substeps_used = n_sub
         h = dt / n_sub
         r = spec.radii
+        kern = _compiled() if world.backend == "numba" else None
         # each particle's own margin: how far it can move this step (one fast particle widens only its own)
         speed = np.sqrt(np.sum(v * v, axis=1))
         skin = np.maximum(1.2 * speed * dt, 0.1 * float(r.min())) + spec.cohesion_distance
-        i, j = self._pairs(x, skin)
+        if kern is not None:
+            i, j = kern.neighbour_pairs(x, r, skin, _bulk_skin(skin))
+        else:
+            i, j = self._pairs(x, skin)
         pair_key = i * P + j
         xi = self.pair_hist.lookup(pair_key)
         # rigid geoms near the particles
@@ -195,26 +205,89 @@ class Granular:
         wxi = self.wall_hist.lookup(wall_keys)
         m_pair = self.mass[i] * self.mass[j] / (self.mass[i] + self.mass[j]) if len(i) else np.zeros(0)
         r_eff = r[i] * r[j] / (r[i] + r[j]) if len(i) else np.zeros(0)
+        if kern is not None and not any(m.geom_type[g] == HEIGHTFIELD for g, _ in cand):
+            active_pair, active_wall, body_force = self._solve_compiled(
+                kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
+        else:
+            active_pair, active_wall, body_force = self._solve(
+                world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
+        self.pair_hist.store(pair_key, xi, active_pair)
+        self.wall_hist.store(wall_keys, wxi, active_wall)
+        for body, (fb, tb) in body_force.items():
+            world.external_force[body] += fb
+            world.external_torque[body] += tb
+            if s.sleeping[body] and np.linalg.norm(fb) > 0:
+                world.wake(int(body))
+
+    def _solve_compiled(self, kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
+        """``_solve`` as one compiled call (``kernels.particles.substeps``); xi, wxi updated in place."""
+        s, spec, m = world.state, self.spec, world.model
+        if self._geoms is None:
+            self._geoms = _geom_tables(m)
+        g_type, g_size, p_start, p_normals, p_offsets = self._geoms
+        body = m.geom_body
+        wp = np.concatenate([idx for _, idx in cand]) if cand else np.zeros(0, np.int64)
+        wg = np.concatenate([np.full(len(idx), g, np.int64) for g, idx in cand]) if cand else np.zeros(0, np.int64)
+        G = m.num_geoms
+        body_f, body_t = np.zeros((G, 3)), np.zeros((G, 3))
+        active_pair, active_wall = np.zeros(len(i), bool), np.zeros(len(wp), bool)
+        mat = np.array([spec.normal_stiffness, spec.normal_damping, spec.tangential_stiffness,
+                        spec.tangential_damping, spec.friction, spec.rolling_friction, spec.cohesion_stiffness,
+                        spec.cohesion_distance, 1.0 if spec.hertz else 0.0])
+        kern.substeps(x, v, w, spec.radii, self.mass, self.inertia, i, j, xi, m_pair, r_eff, mat, wp, wg, wxi,
+                      g_type, np.ascontiguousarray(frames.pos, dtype=np.float64),
+                      np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets,
+                      np.ascontiguousarray(s.linear_velocity[body]), np.ascontiguousarray(s.angular_velocity[body]),
+                      np.ascontiguousarray(s.position[body]), np.ascontiguousarray(m.body_mode[body] == DYNAMIC),
+                      np.asarray(m.gravity, dtype=np.float64), n_sub, h, dt, active_pair, active_wall, body_f,
+                      body_t)
+        body_force = {}
+        for g, _ in cand:
+            if m.body_mode[body[g]] == DYNAMIC:
+                acc = body_force.setdefault(body[g], [np.zeros(3), np.zeros(3)])
+                acc[0] += body_f[g]
+                acc[1] += body_t[g]
+        return active_pair, active_wall, body_force
+
+    def _solve(self, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
+        """The substeps with numpy (the reference): x, v, w, xi and wxi updated in place; returns which
+        pairs and geom contacts touch at the last substep and the reactions on dynamic bodies."""
+        s, spec, m = world.state, self.spec, world.model
+        P = len(x)
+        r = spec.radii
         body_force = {}
         active_pair = np.zeros(len(i), dtype=bool)
-        active_wall = np.zeros(len(wall_keys), dtype=bool)
+        active_wall = np.zeros(len(wxi), dtype=bool)
         g_acc = m.gravity
         for _ in range(n_sub):
             F = np.zeros((P, 3))
             T = np.zeros((P, 3))
+            # this substep's touching contacts per particle (pairs, then geoms): the dashpots' share
+            walls = []
+            for g, idx in cand:
+                sd, n, valid = geom_distance(m, frames, g, x[idx])
+                walls.append((g, idx, n, r[idx] - sd, valid & (r[idx] - sd > 0)))
             if len(i):
                 d = x[j] - x[i]
                 dist = np.linalg.norm(d, axis=1)
-                n = d / np.maximum(dist, 1e-12)[:, None]
                 overlap = r[i] + r[j] - dist
+                touch = overlap > 0
+            Z = np.zeros(P, np.int64)
+            if len(i):
+                Z += np.bincount(i[touch], minlength=P) + np.bincount(j[touch], minlength=P)
+            for _, idx, _, _, tw in walls:
+                Z += np.bincount(idx[tw], minlength=P)
+            share = 1.0 / (2.0 * np.maximum(Z, 1))
+            if len(i):
+                n = d / np.maximum(dist, 1e-12)[:, None]
                 vrel = (v[j] + cross(w[j], -r[j, None] * n)) - (v[i] + cross(w[i], r[i, None] * n))
                 vn = np.sum(vrel * n, axis=1)
                 vt = vrel - vn[:, None] * n
-                touch = overlap > 0
-                fn, ft, xi_new = _contact_forces(spec, h, xi, n, overlap, vn, vt, m_pair, spec.hertz)
+                sh = np.minimum(share[i], share[j])
+                fn, ft, xi_new = _contact_forces(spec, h, xi, n, overlap, vn, vt, m_pair * sh, spec.hertz)
                 fn = np.where(touch, fn, 0.0)
                 ft = np.where(touch[:, None], ft, 0.0)
-                xi = np.where(touch[:, None], xi_new, 0.0)
+                xi[:] = np.where(touch[:, None], xi_new, 0.0)
                 active_pair = touch
                 f = fn[:, None] * n + ft  # on j
                 if spec.cohesion_stiffness > 0 and spec.cohesion_distance > 0:
@@ -231,7 +304,7 @@ class Granular:
                 if spec.rolling_friction > 0:
                     wr = w[i] - w[j]
                     wn = np.linalg.norm(wr, axis=1)
-                    i_eff = np.minimum(self.inertia[i], self.inertia[j])
+                    i_eff = np.minimum(self.inertia[i], self.inertia[j]) * sh
                     mag = np.minimum(spec.rolling_friction * fn * r_eff, wn * i_eff / h)
                     tr = -wr / np.maximum(wn, 1e-300)[:, None] * mag[:, None]
                     ti += tr
@@ -239,11 +312,8 @@ class Granular:
                 for c in range(3):
                     T[:, c] += np.bincount(i, ti[:, c], P) + np.bincount(j, tj[:, c], P)
             off = 0
-            for g, idx in cand:
+            for g, idx, n, overlap, touch in walls:
                 K = len(idx)
-                sd, n, valid = geom_distance(m, frames, g, x[idx])
-                overlap = r[idx] - sd
-                touch = valid & (overlap > 0)
                 body = m.geom_body[g]
                 cp = x[idx] - n * r[idx, None]
                 vb = geom_point_velocity(s, body, cp)
@@ -251,30 +321,35 @@ class Granular:
                 vn = np.sum(vrel * n, axis=1)
                 vt = vrel - vn[:, None] * n
                 sl = slice(off, off + K)
-                fn, ft, xw = _contact_forces(spec, h, wxi[sl], n, overlap, vn, vt, self.mass[idx], spec.hertz)
+                fn, ft, xw = _contact_forces(spec, h, wxi[sl], n, overlap, vn, vt, self.mass[idx] * share[idx],
+                                             spec.hertz)
                 fn = np.where(touch, fn, 0.0)
                 ft = np.where(touch[:, None], ft, 0.0)
                 wxi[sl] = np.where(touch[:, None], xw, 0.0)
                 active_wall[sl] = touch
                 f = fn[:, None] * n + ft  # on the particle
                 F[idx] += f
-                T[idx] += cross(-r[idx, None] * n, f)
+                tp = cross(-r[idx, None] * n, f)
+                if spec.rolling_friction > 0:  # a particle rolls against geoms too (else it rolls forever)
+                    wr = w[idx] - s.angular_velocity[body]
+                    wn = np.linalg.norm(wr, axis=1)
+                    mag = np.minimum(spec.rolling_friction * fn * r[idx], wn * (self.inertia[idx] * share[idx]) / h)
+                    tr = -wr / np.maximum(wn, 1e-300)[:, None] * mag[:, None]
+                    tp += tr
+                T[idx] += tp
                 if m.body_mode[body] == DYNAMIC and touch.any():
                     fb = -f[touch]
                     acc = body_force.setdefault(body, [np.zeros(3), np.zeros(3)])
                     acc[0] += fb.sum(axis=0) * (h / dt)
-                    acc[1] += cross(cp[touch] - s.position[body], fb).sum(axis=0) * (h / dt)
+                    tb = cross(cp[touch] - s.position[body], fb)
+                    if spec.rolling_friction > 0:
+                        tb -= tr[touch]
+                    acc[1] += tb.sum(axis=0) * (h / dt)
                 off += K
             v += (F / self.mass[:, None] + g_acc) * h
             w += T / self.inertia[:, None] * h
             x += v * h
-        self.pair_hist.store(pair_key, xi, active_pair)
-        self.wall_hist.store(wall_keys, wxi, active_wall)
-        for body, (fb, tb) in body_force.items():
-            world.external_force[body] += fb
-            world.external_torque[body] += tb
-            if s.sleeping[body] and np.linalg.norm(fb) > 0:
-                world.wake(int(body))
+        return active_pair, active_wall, body_force
 
     @staticmethod
     def _near_geoms(m, frames, lo, hi):
@@ -287,6 +362,41 @@ class Granular:
             if np.all(glo <= hi) and np.all(ghi >= lo):
                 out.append(g)
         return out
+
+
+def _compiled():
+    """The compiled particle kernels (imported after ``kernels.load`` has chosen numba's cache folder)."""
+    from . import kernels
+    kernels.load()
+    from .kernels import particles, particles_grid
+    return _Kernels(particles.substeps, particles_grid.neighbour_pairs)
+
+
+class _Kernels:
+    def __init__(self, substeps, neighbour_pairs):
+        self.substeps, self.neighbour_pairs = substeps, neighbour_pairs
+
+
+def _bulk_skin(skin: np.ndarray) -> float:
+    """The skin the grid's cells are sized for: the bulk's (90th percentile), so a few fast particles
+    search their own rings instead of widening every cell."""
+    return float(np.quantile(skin, 0.9)) if len(skin) > 10 else float(skin.max())
+
+
+def _geom_tables(m):
+    """Per geom: type (G,), size (G, 3), and the face planes of convex geoms (p_start (G + 1,), normals
+    (F, 3), offsets (F,)) for ``kernels.particles_sdf``."""
+    normals, offsets, start = [], [], [0]
+    for g in range(m.num_geoms):
+        poly = m.geom_poly[g] if m.geom_type[g] == CONVEX else None
+        if poly is not None:
+            normals.append(np.asarray(poly.normals, dtype=np.float64).reshape(-1, 3))
+            offsets.append(np.asarray(poly.offsets, dtype=np.float64).reshape(-1))
+        start.append(start[-1] + (len(offsets[-1]) if poly is not None else 0))
+    return (np.ascontiguousarray(m.geom_type, dtype=np.int64), np.ascontiguousarray(m.geom_size, dtype=np.float64),
+            np.array(start, dtype=np.int64),
+            np.ascontiguousarray(np.concatenate(normals) if normals else np.zeros((0, 3))),
+            np.ascontiguousarray(np.concatenate(offsets) if offsets else np.zeros(0)))
 
 
 def compute_aabbs_one(m, frames, g):

@@ -1,0 +1,196 @@
+"""The granular (DEM) substeps of one world step, compiled: ``Granular.step``'s numpy loop (the reference)
+in one call, the same contact law in the same order per contact (sums of forces per particle are taken
+in pair order instead of numpy's ``bincount``, so results agree to rounding, not to the bit).
+
+Per substep: particle pairs (Hertz or linear normal spring with a bounded dashpot, a tangential spring
+with history clamped by Coulomb friction, rolling friction, cohesion), then particle-geom contacts (signed
+distances of ``particles_sdf``), then explicit integration. The pairs and the geom candidates are the
+caller's (once per world step, with each one's margin); their tangential springs ``xi`` / ``wxi`` are
+updated in place and ``active_pair`` / ``active_wall`` say which touched at the last substep.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .particles_sdf import geom_distance
+
+
+@njit(cache=True, inline="always")
+def _law(mat, h, xi, q, n0, n1, n2, overlap, vn, t0, t1, t2, m_cap, f):
+    """``granular._contact_forces`` for one contact: the normal force (returned), the tangential force in
+    f[0:3] and the updated spring in row q of xi (inlined, rows by index: a view per contact cost a
+    reference count each)."""
+    kn, cn, kt, ct, mu, hertz = mat[0], mat[1], mat[2], mat[3], mat[4], mat[8]
+    d = max(overlap, 0.0)
+    spring = kn * d * math.sqrt(d) if hertz != 0.0 else kn * d
+    avn = abs(vn)
+    sgn = 1.0 if vn > 0.0 else (-1.0 if vn < 0.0 else 0.0)
+    fn = max(spring + (-sgn * min(cn * avn, m_cap * avn / h)), 0.0)
+    x0, x1, x2 = xi[q, 0] + t0 * h, xi[q, 1] + t1 * h, xi[q, 2] + t2 * h
+    dn = x0 * n0 + x1 * n1 + x2 * n2
+    x0, x1, x2 = x0 - dn * n0, x1 - dn * n1, x2 - dn * n2
+    ct_eff = min(ct, m_cap / h)
+    f0, f1, f2 = -kt * x0 - ct_eff * t0, -kt * x1 - ct_eff * t1, -kt * x2 - ct_eff * t2
+    fmax = mu * fn
+    mag = math.sqrt(f0 * f0 + f1 * f1 + f2 * f2)
+    if mag > fmax:
+        sc = fmax / max(mag, 1e-300)
+        f0, f1, f2 = f0 * sc, f1 * sc, f2 * sc
+        k = max(kt, 1e-300)
+        x0, x1, x2 = -(f0 + ct_eff * t0) / k, -(f1 + ct_eff * t1) / k, -(f2 + ct_eff * t2) / k
+    xi[q, 0], xi[q, 1], xi[q, 2] = x0, x1, x2
+    f[0], f[1], f[2] = f0, f1, f2
+    return fn
+
+
+@njit(cache=True)
+def substeps(x, v, w, r, mass, inertia, pi, pj, xi, m_pair, r_eff, mat, wp, wg, wxi, g_type, g_pos, g_rot,
+             g_size, p_start, p_normals, p_offsets, g_vel, g_omega, g_com, g_dyn, gravity, n_sub, h, dt,
+             active_pair, active_wall, body_f, body_t):
+    """Advance particles x, v, w (P, 3) by ``n_sub`` substeps of ``h``.
+
+    Pairs pi, pj (N,) with springs xi (N, 3), reduced masses m_pair and radii r_eff (N,); ``mat`` (9,):
+    normal stiffness, normal damping, tangential stiffness, tangential damping, friction, rolling friction,
+    cohesion stiffness, cohesion distance, Hertz (1) or linear (0). Geom contacts: particle wp (K,) with
+    geom wg (K,), springs wxi (K, 3); per geom (G,): type, world pose, size, convex faces, its body's
+    velocity, angular velocity, centre and whether it is dynamic. body_f, body_t (G, 3) receive the
+    reactions on each geom's body averaged over the step (the caller adds them to the bodies)."""
+    P, N, K = x.shape[0], pi.shape[0], wp.shape[0]
+    rf, cs, cd = mat[5], mat[6], mat[7]
+    cohesive = cs > 0.0 and cd > 0.0
+    F = np.zeros((P, 3))
+    T = np.zeros((P, 3))
+    f = np.zeros(3)
+    Z = np.zeros(P, np.int64)
+    sep = np.empty(N)  # each pair's distance this substep
+    wsd = np.empty(K)  # each geom contact's signed distance and normal this substep
+    wn = np.empty((K, 3))
+    share = h / dt
+    for _ in range(n_sub):
+        F[:] = 0.0
+        T[:] = 0.0
+        # this substep's touching contacts per particle: the dashpots' share (granular._contact_forces)
+        Z[:] = 0
+        for q in range(N):
+            i, j = pi[q], pj[q]
+            d0, d1, d2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+            sep[q] = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+            if r[i] + r[j] - sep[q] > 0.0:
+                Z[i] += 1
+                Z[j] += 1
+        for c in range(K):
+            p, g = wp[c], wg[c]
+            wsd[c] = geom_distance(g_type[g], g_pos, g_rot, g_size, g, p_start, p_normals, p_offsets,
+                                   x[p, 0], x[p, 1], x[p, 2], wn, c)
+            if r[p] - wsd[c] > 0.0:
+                Z[p] += 1
+        for q in range(N):
+            i, j = pi[q], pj[q]
+            d0, d1, d2 = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+            dist = sep[q]
+            overlap = r[i] + r[j] - dist
+            touch = overlap > 0.0
+            active_pair[q] = touch
+            if not touch:
+                xi[q, 0] = xi[q, 1] = xi[q, 2] = 0.0
+                if not (cohesive and -overlap < cd):
+                    continue
+            inv = max(dist, 1e-12)
+            n0, n1, n2 = d0 / inv, d1 / inv, d2 / inv
+            ri, rj = r[i], r[j]
+            # contact points' velocities: v_j + w_j x (-r_j n) minus v_i + w_i x (r_i n)
+            a0, a1, a2 = -rj * n0, -rj * n1, -rj * n2
+            b0, b1, b2 = ri * n0, ri * n1, ri * n2
+            u0 = (v[j, 0] + (w[j, 1] * a2 - w[j, 2] * a1)) - (v[i, 0] + (w[i, 1] * b2 - w[i, 2] * b1))
+            u1 = (v[j, 1] + (w[j, 2] * a0 - w[j, 0] * a2)) - (v[i, 1] + (w[i, 2] * b0 - w[i, 0] * b2))
+            u2 = (v[j, 2] + (w[j, 0] * a1 - w[j, 1] * a0)) - (v[i, 2] + (w[i, 0] * b1 - w[i, 1] * b0))
+            vn = u0 * n0 + u1 * n1 + u2 * n2
+            t0, t1, t2 = u0 - vn * n0, u1 - vn * n1, u2 - vn * n2
+            fn = 0.0
+            f0 = f1 = f2 = 0.0
+            sh = 1.0 / (2.0 * max(Z[i], Z[j], 1))
+            if touch:
+                fn = _law(mat, h, xi, q, n0, n1, n2, overlap, vn, t0, t1, t2, m_pair[q] * sh, f)
+                f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
+            if cohesive:
+                gap = -overlap
+                if gap < cd:
+                    fc = cs * (cd - max(gap, 0.0))
+                    f0, f1, f2 = f0 - fc * n0, f1 - fc * n1, f2 - fc * n2
+            F[j, 0] += f0
+            F[j, 1] += f1
+            F[j, 2] += f2
+            F[i, 0] -= f0
+            F[i, 1] -= f1
+            F[i, 2] -= f2
+            # torques: (r_i n) x (-f) on i, (-r_j n) x f on j
+            ti0, ti1, ti2 = -(b1 * f2 - b2 * f1), -(b2 * f0 - b0 * f2), -(b0 * f1 - b1 * f0)
+            tj0, tj1, tj2 = a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0
+            if rf > 0.0 and fn > 0.0:
+                e0, e1, e2 = w[i, 0] - w[j, 0], w[i, 1] - w[j, 1], w[i, 2] - w[j, 2]
+                wr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+                mag = min(rf * fn * r_eff[q], wr * (min(inertia[i], inertia[j]) * sh) / h)
+                s = mag / max(wr, 1e-300)
+                ti0, ti1, ti2 = ti0 - e0 * s, ti1 - e1 * s, ti2 - e2 * s
+                tj0, tj1, tj2 = tj0 + e0 * s, tj1 + e1 * s, tj2 + e2 * s
+            T[i, 0] += ti0
+            T[i, 1] += ti1
+            T[i, 2] += ti2
+            T[j, 0] += tj0
+            T[j, 1] += tj1
+            T[j, 2] += tj2
+        for c in range(K):
+            p, g = wp[c], wg[c]
+            rp = r[p]
+            overlap = rp - wsd[c]
+            touch = overlap > 0.0
+            active_wall[c] = touch
+            if not touch:
+                wxi[c, 0] = wxi[c, 1] = wxi[c, 2] = 0.0
+                continue
+            n0, n1, n2 = wn[c, 0], wn[c, 1], wn[c, 2]
+            a0, a1, a2 = -rp * n0, -rp * n1, -rp * n2
+            cp0, cp1, cp2 = x[p, 0] - n0 * rp, x[p, 1] - n1 * rp, x[p, 2] - n2 * rp
+            o0, o1, o2 = cp0 - g_com[g, 0], cp1 - g_com[g, 1], cp2 - g_com[g, 2]
+            wb0, wb1, wb2 = g_omega[g, 0], g_omega[g, 1], g_omega[g, 2]
+            vb0 = g_vel[g, 0] + (wb1 * o2 - wb2 * o1)
+            vb1 = g_vel[g, 1] + (wb2 * o0 - wb0 * o2)
+            vb2 = g_vel[g, 2] + (wb0 * o1 - wb1 * o0)
+            u0 = (v[p, 0] + (w[p, 1] * a2 - w[p, 2] * a1)) - vb0
+            u1 = (v[p, 1] + (w[p, 2] * a0 - w[p, 0] * a2)) - vb1
+            u2 = (v[p, 2] + (w[p, 0] * a1 - w[p, 1] * a0)) - vb2
+            vn = u0 * n0 + u1 * n1 + u2 * n2
+            t0, t1, t2 = u0 - vn * n0, u1 - vn * n1, u2 - vn * n2
+            cap = mass[p] * (1.0 / (2.0 * max(Z[p], 1)))
+            fn = _law(mat, h, wxi, c, n0, n1, n2, overlap, vn, t0, t1, t2, cap, f)
+            f0, f1, f2 = fn * n0 + f[0], fn * n1 + f[1], fn * n2 + f[2]
+            F[p, 0] += f0
+            F[p, 1] += f1
+            F[p, 2] += f2
+            tp0, tp1, tp2 = a1 * f2 - a2 * f1, a2 * f0 - a0 * f2, a0 * f1 - a1 * f0
+            s0 = s1 = s2 = 0.0
+            if rf > 0.0:  # rolling friction against the geom's body
+                e0, e1, e2 = w[p, 0] - wb0, w[p, 1] - wb1, w[p, 2] - wb2
+                wr = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+                mag = min(rf * fn * rp, wr * (inertia[p] * (1.0 / (2.0 * max(Z[p], 1)))) / h)
+                sc = mag / max(wr, 1e-300)
+                s0, s1, s2 = -e0 * sc, -e1 * sc, -e2 * sc
+                tp0, tp1, tp2 = tp0 + s0, tp1 + s1, tp2 + s2
+            T[p, 0] += tp0
+            T[p, 1] += tp1
+            T[p, 2] += tp2
+            if g_dyn[g]:
+                body_f[g, 0] -= f0 * share
+                body_f[g, 1] -= f1 * share
+                body_f[g, 2] -= f2 * share
+                body_t[g, 0] -= ((o1 * f2 - o2 * f1) + s0) * share
+                body_t[g, 1] -= ((o2 * f0 - o0 * f2) + s1) * share
+                body_t[g, 2] -= ((o0 * f1 - o1 * f0) + s2) * share
+        for p in range(P):
+            for a in range(3):
+                v[p, a] += (F[p, a] / mass[p] + gravity[a]) * h
+                w[p, a] += T[p, a] / inertia[p] * h
+                x[p, a] += v[p, a] * h
