@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inputs", type=int, default=2000, help="inputs per reader (default 2000)")
     parser.add_argument("--reader", action="append", help="only this reader (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per input before it counts as a hang")
+    parser.add_argument("--time-limit", type=float, default=10.0, help="CPU seconds per input before it counts as a hang (wall: 6x)")
     parser.add_argument("--memory-gib", type=float, default=4.0, help="address-space limit (0: none)")
     parser.add_argument("--no-save", action="store_true", help="do not keep bad inputs as regression files")
     args = parser.parse_args(argv)
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
                 break
     finally:
         workspace.close()
-    print("\n| reader | inputs | read | clean error | bad | slowest input | run | peak RSS (process) |")
+    print("\n| reader | inputs | read | clean error | bad | slowest input (CPU) | run (wall) | peak RSS (process) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, n, counts, slowest, seconds, rss in rows:
         print(f"| {name} | {n} | {counts['ok']} | {counts['clean']} | {counts['bad']} | {slowest[0]:.2f} s "

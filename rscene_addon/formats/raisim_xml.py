@@ -36,6 +36,7 @@ lights, sensors, visual-only objects and other records RaiSim XML cannot hold ar
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -76,9 +77,13 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+@functools.lru_cache(maxsize=4096)  # a world repeats a few dozen names on every element
 def snake(name: str) -> str:
     """``xSample`` -> ``x_sample``, ``centerX`` -> ``center_x``, ``Version`` -> ``version``."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return _CAMEL_HUMP.sub(r"_\1", name).lower()
 
 
 def _tag(node: Node) -> str:

@@ -51,21 +51,24 @@ class Record:
         self.changed = True
         self._cache: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
-        self._layout = self.schema.full_layout
-        self._pos = ["-"] * layout_size(self._layout)
-        derived = []
-        for field in self._layout:
-            if field.name in values:
-                self._set_positional(field, values.pop(field.name))
-            elif field.default is REQUIRED:
-                raise TypeError(f"{self.tag}: missing required field {field.name!r}")
-            elif callable(field.default):
-                derived.append(field)
-            else:
+        layout = self._layout = self.schema.full_layout
+        defaults, derived, eager, required = _new_template(type(self))
+        pos = self._pos = list(defaults)
+        for name in required:
+            if name not in values:
+                raise TypeError(f"{self.tag}: missing required field {name!r}")
+        offsets = self.schema.offsets(layout)
+        given = [n for n in values if n in offsets]
+        for name in given:
+            field, start = offsets[name]
+            pos[start:start + field.span] = field.type.encode_tokens(values.pop(name))
+        for field in eager:  # a default that does not encode fails per record, as it always did
+            if field.name not in given:
                 self._set_positional(field, field.default)
         for field in derived:
-            self._set_positional(field, field.default(self))
-            self._cache.clear()
+            if field.name not in given:
+                self._set_positional(field, field.default(self))
+                self._cache.clear()
         for name, value in values.items():
             self.set(name, value)
 
@@ -258,7 +261,7 @@ class Record:
         """Set a field (typed value). The record will be written canonically."""
         self._ensure_split()
         field = self.schema.field(name) if self.schema else None
-        if field is not None and any(f.name == name for f in self.schema.full_layout):
+        if field is not None and name in self.schema.offsets(self.schema.full_layout):
             self._promote()
             self._set_positional(field, value)
         else:
@@ -427,6 +430,36 @@ def decode_batch(records: list[Record]) -> list[bool]:
     return done
 
 
+def _new_template(cls) -> tuple:
+    """(default tokens of the full layout, derived fields, fields whose default does not encode,
+    required names), made once per record class: encoding every default anew was most of building a
+    record (18 fields of an ``object``), and building was most of reading a 100k-body world."""
+    template = cls.__dict__.get("_template")
+    if template is not None:
+        return template
+    tokens, derived, eager, required = [], [], [], []
+    for field in cls.schema.full_layout:
+        blank = ["-"] * field.span
+        if field.default is REQUIRED:
+            required.append(field.name)
+        elif callable(field.default):
+            derived.append(field)
+        else:
+            try:
+                encoded = field.type.encode_tokens(field.default)
+            except (TypeError, ValueError):
+                eager.append(field)
+            else:
+                if len(encoded) == field.span:
+                    blank = encoded
+                else:
+                    eager.append(field)
+        tokens.extend(blank)
+    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required))
+    cls._template = template
+    return template
+
+
 class UnknownRecord(Record):
     """A record whose tag this version does not know: kept verbatim and written back as it was."""
 
@@ -452,7 +485,8 @@ def _encode_unknown(value: Any) -> str:
 def make_record_class(schema: RecordSchema) -> type[Record]:
     """A typed class for a record kind, with one property per field (``obj.mass``, ``obj.position``)."""
     name = "".join(part.capitalize() for part in schema.tag.split("_"))
-    namespace: dict[str, Any] = {"schema": schema, "tag": schema.tag, "__slots__": (), "__doc__": schema.doc}
+    namespace: dict[str, Any] = {"schema": schema, "tag": schema.tag, "__slots__": (), "__doc__": schema.doc,
+                                 "_template": None}
     for field_name in schema.field_names():
         if not field_name.isidentifier() or field_name in ("path", "id", "tag", "line", "source"):
             continue

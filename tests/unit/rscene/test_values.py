@@ -214,3 +214,27 @@ def test_names():
         mode.decode("floating")
     lenient = Name("rgb", strict=False)
     assert lenient.decode("RGB") == "rgb" and lenient.decode("thermal") == "thermal"
+
+
+def test_encode_fast_paths_agree_with_the_byte_walk():
+    """encode_text's plain-ASCII shortcut and encode_numbers' one finiteness test give what the
+    per-byte escape and per-number encoder give (checked against a byte-by-byte rule written here)."""
+    from rscene_addon.model.values import encode_number, encode_numbers, encode_text
+
+    def by_bytes(text):
+        if text == "":
+            return "-"
+        if text == "-":
+            return "%2D"
+        out = bytearray()
+        for b in text.encode("utf-8", "surrogateescape"):
+            out += f"%{b:02X}".encode() if b <= 0x20 or b in b"%=;\x7f" else bytes([b])
+        return out.decode("utf-8", "surrogateescape")
+
+    for text in ["a", "-", "", "--", "a b", "x=1", "50%", "a;b", "tab\there", "\x7f", "/World/Box_1", "~!{}",
+                 "é", "-0", "engine_default"]:
+        assert encode_text(text) == by_bytes(text), text
+    for values in [(1.0, 0.0, -0.0), (1e308, 1e308), (0.1, 1e-5, 123456789.0), (-2.5,)]:
+        assert encode_numbers(values) == [encode_number(v) for v in values]
+    with pytest.raises(ValueFormatError):
+        encode_numbers((1.0, float("nan")))
