@@ -13,6 +13,7 @@ files; an ``.rscene`` whose references need no change is written byte for byte a
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 
@@ -72,11 +73,15 @@ def detect_text(text: str, path: str = "<string>") -> str | None:
         break
     body = jsonc.strip_comments(text).lstrip() if text.lstrip()[:1] in ("{", "[", "/") else ""
     if body[:1] in ("{", "["):
-        try:
-            data = jsonc.loads(text, path)
-        except FormatError:
-            # malformed JSON: still an AirSim scene if it says so, so that the reader reports the line
-            return "airsim" if re.search(r'"actors"\s*:', body) else None
+        says_actors = re.search(r'"actors"\s*:', body) is not None
+        if not says_actors:  # no parse needed to know it is no AirSim scene
+            return None
+        try:  # the C parser on the stripped text: the reader parses again, naming lines
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            # malformed (or a head cut at _SNIFF_BYTES): still an AirSim scene if it says so, so that the
+            # reader reports the line
+            return "airsim"
         return "airsim" if isinstance(data, dict) and "actors" in data else None
     root = xml_root_name(text)
     return _XML_ROOTS.get(root.split(":")[-1].lower()) if root else None

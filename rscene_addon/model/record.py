@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from .errors import ValueFormatError
 from .schema import REQUIRED, Field, RecordSchema, layout_size
-from .values import decode_number_column
+from .values import FLAG, NUMBER, TEXT, decode_number_column
 
 
 _SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
@@ -37,6 +37,7 @@ class Record:
     tag: str = ""
 
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
+    _template: tuple | None = None  # per record class, see _new_template
     edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
 
     def __init__(self, **values: Any):
@@ -51,26 +52,34 @@ class Record:
         self.changed = True
         self._cache: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
-        layout = self._layout = self.schema.full_layout
-        defaults, derived, eager, required = _new_template(type(self))
-        pos = self._pos = list(defaults)
+        self._layout = self.schema.full_layout
+        defaults, derived, eager, required, slots = type(self)._template or _new_template(type(self))
         for name in required:
             if name not in values:
                 raise TypeError(f"{self.tag}: missing required field {name!r}")
-        offsets = self.schema.offsets(layout)
-        given = [n for n in values if n in offsets]
-        for name in given:
-            field, start = offsets[name]
-            pos[start:start + field.span] = field.type.encode_tokens(values.pop(name))
+        pos = self._pos = list(defaults)
+        keys = None
+        for name, value in values.items():
+            slot = slots.get(name)
+            if slot is None:
+                if keys is None:
+                    keys = {}
+                keys[name] = value
+            elif slot[2] == 1:
+                pos[slot[1]] = slot[0].encode(value)
+            else:
+                start = slot[1]
+                pos[start:start + slot[2]] = slot[0].encode_tokens(value)
         for field in eager:  # a default that does not encode fails per record, as it always did
-            if field.name not in given:
+            if field.name not in values:
                 self._set_positional(field, field.default)
         for field in derived:
-            if field.name not in given:
+            if field.name not in values:
                 self._set_positional(field, field.default(self))
                 self._cache.clear()
-        for name, value in values.items():
-            self.set(name, value)
+        if keys:
+            for name, value in keys.items():
+                self.set(name, value)
 
     @classmethod
     def from_line(cls, source: str, line: int) -> "Record":
@@ -432,14 +441,13 @@ def decode_batch(records: list[Record]) -> list[bool]:
 
 def _new_template(cls) -> tuple:
     """(default tokens of the full layout, derived fields, fields whose default does not encode,
-    required names), made once per record class: encoding every default anew was most of building a
-    record (18 fields of an ``object``), and building was most of reading a 100k-body world."""
-    template = cls.__dict__.get("_template")
-    if template is not None:
-        return template
-    tokens, derived, eager, required = [], [], [], []
+    required names, name -> (type, first token, span) of the full layout), made once per record class:
+    encoding every default anew and walking the layout per field was most of building a record (18
+    fields of an ``object``), and building was most of reading a 100k-body world."""
+    tokens, derived, eager, required, slots = [], [], [], [], {}
     for field in cls.schema.full_layout:
         blank = ["-"] * field.span
+        slots[field.name] = (field.type, len(tokens), field.span)
         if field.default is REQUIRED:
             required.append(field.name)
         elif callable(field.default):
@@ -455,7 +463,7 @@ def _new_template(cls) -> tuple:
                 else:
                     eager.append(field)
         tokens.extend(blank)
-    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required))
+    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required), slots)
     cls._template = template
     return template
 
@@ -474,7 +482,6 @@ class UnknownRecord(Record):
 
 
 def _encode_unknown(value: Any) -> str:
-    from .values import FLAG, NUMBER, TEXT
     if isinstance(value, bool):
         return FLAG.encode(value)
     if isinstance(value, (int, float)):
