@@ -77,6 +77,7 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
+_LIST_SEPARATORS = re.compile(r"[,\s]+")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
@@ -142,8 +143,8 @@ class _Attrs:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
         try:
-            values = [float(p) for p in re.split(r"[,\s]+", raw.strip()) if p]
-            if not all(math.isfinite(v) for v in values):
+            values = list(map(float, filter(None, _LIST_SEPARATORS.split(raw.strip()))))
+            if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):  # sum: one test
                 raise ValueError
         except ValueError:
             self.reader.error(self.node, f"attribute {names[0]}={raw!r} is not a list of numbers")

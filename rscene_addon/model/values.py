@@ -99,9 +99,20 @@ def encode_number(value: float) -> str:
     return _encode_nonzero(value)
 
 
-@functools.lru_cache(maxsize=1 << 14)  # defaults and small integers repeat in every record written
 def _encode_nonzero(value: float) -> str:
-    """``encode_number`` of a finite non-zero double (equal doubles have one text: -0 is not here)."""
+    """``encode_number`` of a finite non-zero double."""
+    text = repr(value)
+    # |value| >= 1 without an exponent: fixed notation is repr's digits, shorter than any scientific form
+    # (which adds a point and 4 characters) unless an integer ends in zeros (100000 is 1e+05)
+    if "e" not in text and text[-2:] != ".0" and text.lstrip("-")[0] != "0":
+        return text
+    if text[-2:] == ".0" and text[-3] != "0" and "e" not in text:
+        return text[:-2]
+    return _encode_exact(value)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # defaults and round numbers repeat in every record written
+def _encode_exact(value: float) -> str:
     sign = "-" if value < 0 else ""
     mantissa, _, exp = repr(abs(value)).partition("e")
     whole, _, frac = mantissa.partition(".")

@@ -238,3 +238,21 @@ def test_encode_fast_paths_agree_with_the_byte_walk():
         assert encode_numbers(values) == [encode_number(v) for v in values]
     with pytest.raises(ValueFormatError):
         encode_numbers((1.0, float("nan")))
+
+
+def test_encode_number_shortcut_agrees_with_the_digit_rule():
+    """The repr shortcut of encode_number (|x| >= 1 written as repr's digits) gives the text of the full
+    fixed-or-scientific rule for integers, decimals, round numbers and random bit patterns."""
+    import random
+    import struct
+
+    from rscene_addon.model import values as V
+    rng = random.Random(29)
+    samples = [1.0, 10.0, 100000.0, 123456.0, 1.5, 0.001, 0.0001, 1e16, 1e15, 2.0 ** 60, 7e22, 120.0, 5e-324]
+    samples += [float(rng.randint(-10**6, 10**6)) for _ in range(3000)]
+    samples += [round(rng.uniform(-1000, 1000), rng.randint(0, 6)) for _ in range(3000)]
+    samples += [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(3000)]
+    for value in samples:
+        if value and math.isfinite(value):
+            assert V._encode_nonzero(value) == V._encode_exact(value), value
+            assert V._encode_nonzero(-value) == V._encode_exact(-value), value
