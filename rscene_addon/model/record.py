@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from .errors import ValueFormatError
 from .schema import REQUIRED, Field, RecordSchema, layout_size
-from .values import FLAG, NUMBER, TEXT, decode_number_column
+from .values import FLAG, NUMBER, TEXT, decode_number_column, encode_text
 
 
 _SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
@@ -268,13 +268,17 @@ class Record:
 
     def set(self, name: str, value: Any) -> None:
         """Set a field (typed value). The record will be written canonically."""
-        self._ensure_split()
-        field = self.schema.field(name) if self.schema else None
-        if field is not None and name in self.schema.offsets(self.schema.full_layout):
+        if not self._split:
+            self._split_tokens()
+        schema = self.schema
+        field = schema._index.get(name) if schema is not None else None
+        if field is None:
+            self._keys[name] = _encode_unknown(value)
+        elif name in (type(self)._template or _new_template(type(self)))[4]:  # positional
             self._promote()
             self._set_positional(field, value)
         else:
-            self._keys[name] = field.type.encode(value) if field is not None else _encode_unknown(value)
+            self._keys[name] = field.type.encode(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
         self.changed = True
         Record.edits += 1
@@ -482,6 +486,8 @@ class UnknownRecord(Record):
 
 
 def _encode_unknown(value: Any) -> str:
+    if type(value) is str:  # noqa: E721 - the common case first (extra keys readers already encoded)
+        return encode_text(value)
     if isinstance(value, bool):
         return FLAG.encode(value)
     if isinstance(value, (int, float)):
