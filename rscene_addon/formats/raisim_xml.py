@@ -87,6 +87,12 @@ def snake(name: str) -> str:
     return _CAMEL_HUMP.sub(r"_\1", name).lower()
 
 
+@functools.lru_cache(maxsize=4096)
+def _attr_name(key: str) -> str:
+    name = snake(key)
+    return _ATTR_ALIASES.get(name, name)
+
+
 def _tag(node: Node) -> str:
     tag = snake(node.tag)
     return _TAG_ALIASES.get(tag.replace("_", ""), tag)
@@ -98,10 +104,7 @@ class _Attrs:
     def __init__(self, reader: _Reader, node: Node):
         self.reader = reader
         self.node = node
-        self.values: dict[str, str] = {}
-        for key, value in node.attrib.items():
-            name = snake(key)
-            self.values[_ATTR_ALIASES.get(name, name)] = value
+        self.values: dict[str, str] = {_attr_name(key): value for key, value in node.attrib.items()}
 
     def has(self, *names: str) -> bool:
         return any(n in self.values for n in names)
