@@ -19,7 +19,7 @@ import re
 
 from ..model import Diagnostic, FormatError, Scene
 from ..model.errors import ValueFormatError
-from ..model.record import decode_batch
+from ..model.record import decode_batch, paused_gc
 from . import airsim, coppelia_xml, jsonc, raisim_xml, rscene
 from .atomic import read_source
 from .sceneutil import rebase_references
@@ -139,11 +139,14 @@ def read_scene(path: str) -> Scene:
         if module is None or not hasattr(module, "read"):
             raise FormatError(Diagnostic(path, 0, "", f"{fmt} files are not supported yet"))
         reader = module.read
-    scene = reader(path)
-    if getattr(scene, "source_format", None) is None:
-        scene.source_format = fmt
-    if fmt != "rscene":  # the rscene reader decodes every value itself
-        _check_values(scene, path)
+    # the collector's full passes find nothing to free while a reader builds (a quarter of a 50k-body
+    # world's time, growing with it); the .rscene reader pauses it itself
+    with paused_gc():
+        scene = reader(path)
+        if getattr(scene, "source_format", None) is None:
+            scene.source_format = fmt
+        if fmt != "rscene":  # the rscene reader decodes every value itself
+            _check_values(scene, path)
     return scene
 
 
