@@ -40,6 +40,7 @@ import functools
 import math
 import os
 import re
+import stat
 
 import numpy as np
 
@@ -250,10 +251,19 @@ class _Reader:
         return ref if os.path.isabs(ref) else os.path.normpath(os.path.join(self.scene.directory, ref))
 
     def check_file(self, node: Node, ref: str, what: str) -> bool:
-        if ref and os.path.exists(self.absolute(ref)):
-            return True
-        self.warn(node, f"{what} not found: {self.absolute(ref) if ref else '(empty)'}")
-        return False
+        """Whether ``ref`` names a regular file: a missing one is a warning (the world still loads), a
+        FIFO, device or folder the file's error at this element (never opened: a FIFO blocks)."""
+        try:
+            mode = os.stat(self.absolute(ref)).st_mode if ref else None
+        except (OSError, ValueError):
+            mode = None
+        if mode is None:
+            self.warn(node, f"{what} not found: {self.absolute(ref) if ref else '(empty)'}")
+            return False
+        if not stat.S_ISREG(mode):
+            self.error(node, f"{what} {self.absolute(ref)} is not a regular file")
+            return False
+        return True
 
     # -- top level ------------------------------------------------------------------------------------
 

@@ -153,6 +153,33 @@ def test_height_map_png_naming_a_fifo_or_dev_zero(tmp_path, target):
     assert "not a regular file" in str(error)
 
 
+def test_raisim_urdf_path_naming_dev_zero_fails_validate(tmp_path):
+    """Not only the robot loader (later, at simulate) but the world's own reading refuses a device."""
+    path = tmp_path / "robot.xml"
+    path.write_text('<raisim version="1.0"><objects>\n<articulatedSystem name="r" urdfPath="/dev/zero"/>'
+                    "</objects></raisim>\n")
+    error = _refused(path)
+    assert error.first.line == 2 and "/dev/zero is not a regular file" in error.first.message
+
+
+def test_simulate_out_of_memory_is_a_clean_error(tmp_path, monkeypatch):
+    """A scene whose simulation cannot get its arrays (a granular fill's neighbour pairs took 2.2 GiB under a
+    4 GiB limit) ends with an error naming the scene, exit 1, nothing written; no traceback."""
+    from rscene_addon.commands import simulate_job
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 2.17 GiB for an array with shape (291745536,)")
+    monkeypatch.setattr(simulate_job, "simulate", no_memory)
+    path = tmp_path / "sand.rscene"
+    path.write_text("raisim_engine_scene 2\n")
+    lines: list[str] = []
+    out = tmp_path / "out.npz"
+    assert simulate_job.run_simulation_cli(str(path), 0.1, 30, str(out), backend="numpy",
+                                           print_fn=lines.append) == 1
+    assert any(line.startswith(f"error: {path}: simulation needs more memory") for line in lines), lines
+    assert not out.exists()
+
+
 def test_urdf_path_naming_dev_zero_is_refused():
     with pytest.raises(FormatError, match="not a regular file"):
         _within(10, urdf.read_robot, "/dev/zero")
