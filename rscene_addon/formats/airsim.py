@@ -88,9 +88,14 @@ class _Reader:
         self.home = DEFAULT_HOME
         self.configs: dict[str, object] = {}
         self.config_of_ref: dict[str, tuple] = {}  # ref as written -> (data, path), once read
+        self.reported: set[tuple] = set()  # (file, line, message) of the errors so far
 
     def error(self, obj, message: str, file: str | None = None) -> None:
-        self.errors.append(Diagnostic(file or self.path, getattr(obj, "line", 0), "", message))
+        key = (file or self.path, getattr(obj, "line", 0), message)
+        if key in self.reported:  # a config's fault found again through its next actor: once is enough
+            return
+        self.reported.add(key)
+        self.errors.append(Diagnostic(*key[:2], "", message))
 
     def warn(self, obj, message: str, file: str | None = None) -> None:
         warn(self.scene, file or self.path, getattr(obj, "line", 0), "", message)

@@ -108,6 +108,16 @@ def test_airsim_wrong_json_type_is_the_config_files_error(tmp_path, key, value, 
     assert hits and hits[0].file.endswith("robot.jsonc") and hits[0].line > 0, error
 
 
+def test_airsim_config_error_is_reported_once_however_many_actors_name_it(tmp_path):
+    """10^5 actors naming one bad config made 10^5 copies of its error (and minutes of printing)."""
+    (tmp_path / "robot_bad.jsonc").write_text('{"links": 1}\n')
+    actors = [{"type": "robot", "name": f"a{i}", "robot-config": "robot_bad.jsonc"} for i in range(50)]
+    path = tmp_path / "many.jsonc"
+    path.write_text(json.dumps({"id": "s", "actors": actors}))
+    error = _refused(path, tmp_path / "robot_bad.jsonc")
+    assert len(error.diagnostics) == 1 and "'links' must be" in error.diagnostics[0].message
+
+
 def test_rscene_version_with_400_leading_zeros_is_version_2(tmp_path):
     path = tmp_path / "zeros.rscene"
     path.write_text("raisim_engine_scene " + "0" * 400 + "2\nasset_root assets\n")
