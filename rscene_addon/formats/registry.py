@@ -71,7 +71,13 @@ def detect_text(text: str, path: str = "<string>") -> str | None:
         if stripped.split()[0] == rscene.HEADER_TAG:
             return "rscene"
         break
-    body = jsonc.strip_comments(text).lstrip() if text.lstrip()[:1] in ("{", "[", "/") else ""
+    head = text.lstrip()[:1]
+    if head not in ("{", "[", "/"):
+        body = ""
+    elif "//" in text or "/*" in text:  # comments to blank first (a regex callback per string: ~0.3 s/MiB)
+        body = jsonc.strip_comments(text).lstrip()
+    else:
+        body = text.lstrip()
     if body[:1] in ("{", "["):
         says_actors = re.search(r'"actors"\s*:', body) is not None
         if not says_actors:  # no parse needed to know it is no AirSim scene
