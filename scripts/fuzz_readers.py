@@ -4,7 +4,7 @@
     python scripts/fuzz_readers.py --inputs 2000 --reader urdf --seed 7
 
 Each input goes through the reader's real entry (``registry.read_scene`` for scene files, what
-``python -m rscene_addon validate`` calls) under a per-input time limit and an address-space limit
+``python -m rscene_addon validate`` calls) under a per-input CPU-time limit and an address-space limit
 (default 4 GiB). An outcome that is neither a read nor the reader's clean error (FormatError naming the
 file) is bad: it is printed and kept under tests/unit/fuzz/regressions/ (``--no-save`` to keep nothing),
 where a test replays it. Prints per reader: inputs, read, clean errors, bad, slowest input and peak RSS.
