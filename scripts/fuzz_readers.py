@@ -4,7 +4,7 @@
     python scripts/fuzz_readers.py --inputs 2000 --reader urdf --seed 7
 
 Each input goes through the reader's real entry (``registry.read_scene`` for scene files, what
-``python -m rscene_addon validate`` calls) under a per-input time limit and an address-space limit
+``python -m rscene_addon validate`` calls) under a per-input CPU-time limit and an address-space limit
 (default 4 GiB). An outcome that is neither a read nor the reader's clean error (FormatError naming the
 file) is bad: it is printed and kept under tests/unit/fuzz/regressions/ (``--no-save`` to keep nothing),
 where a test replays it. Prints per reader: inputs, read, clean errors, bad, slowest input and peak RSS.
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inputs", type=int, default=2000, help="inputs per reader (default 2000)")
     parser.add_argument("--reader", action="append", help="only this reader (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per input before it counts as a hang")
+    parser.add_argument("--time-limit", type=float, default=10.0, help="CPU seconds per input before it counts as a hang (wall: 6x)")
     parser.add_argument("--memory-gib", type=float, default=4.0, help="address-space limit (0: none)")
     parser.add_argument("--no-save", action="store_true", help="do not keep bad inputs as regression files")
     args = parser.parse_args(argv)
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
                 break
     finally:
         workspace.close()
-    print("\n| reader | inputs | read | clean error | bad | slowest input | run | peak RSS (process) |")
+    print("\n| reader | inputs | read | clean error | bad | slowest input (CPU) | run (wall) | peak RSS (process) |")
     print("|---|---|---|---|---|---|---|---|")
     for name, n, counts, slowest, seconds, rss in rows:
         print(f"| {name} | {n} | {counts['ok']} | {counts['clean']} | {counts['bad']} | {slowest[0]:.2f} s "

@@ -61,6 +61,9 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
     except (ValueError, ArithmeticError) as exc:
         print_fn(f"error: simulation failed: {exc}")
         return EXIT_ERROR
+    except MemoryError as exc:  # a scene too big for this machine is the scene's error, not a traceback
+        print_fn(f"error: {scene_path}: simulation needs more memory than this process may use ({exc})")
+        return EXIT_ERROR
     for message in traj.warnings:
         print_fn(f"warning: {message}")
     problem = non_finite(traj)

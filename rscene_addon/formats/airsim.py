@@ -87,9 +87,15 @@ class _Reader:
         self.paths.used.add("/World")
         self.home = DEFAULT_HOME
         self.configs: dict[str, object] = {}
+        self.config_of_ref: dict[str, tuple] = {}  # ref as written -> (data, path), once read
+        self.reported: set[tuple] = set()  # (file, line, message) of the errors so far
 
     def error(self, obj, message: str, file: str | None = None) -> None:
-        self.errors.append(Diagnostic(file or self.path, getattr(obj, "line", 0), "", message))
+        key = (file or self.path, getattr(obj, "line", 0), message)
+        if key in self.reported:  # a config's fault found again through its next actor: once is enough
+            return
+        self.reported.add(key)
+        self.errors.append(Diagnostic(*key[:2], "", message))
 
     def warn(self, obj, message: str, file: str | None = None) -> None:
         warn(self.scene, file or self.path, getattr(obj, "line", 0), "", message)
@@ -116,10 +122,10 @@ class _Reader:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and n == 1:
             return (float(value),)
         try:
-            values = tuple(float(p) for p in str(value).replace(",", " ").split())
+            values = tuple(map(float, str(value).replace(",", " ").split()))
         except ValueError:
             values = ()
-        if len(values) != n or not all(math.isfinite(v) for v in values):
+        if len(values) != n or (not math.isfinite(sum(values)) and not all(map(math.isfinite, values))):
             self.error(owner, f"{key!r} needs {n} numbers, got {value!r}", file)
             return None
         return values
@@ -154,9 +160,13 @@ class _Reader:
     # -- configs --------------------------------------------------------------------------------------
 
     def config(self, owner, ref: str):
+        known = self.config_of_ref.get(ref)  # actors name a few configs many times: no path work per actor
+        if known is not None:
+            return known
         path = ref if os.path.isabs(ref) else os.path.join(self.scene.directory, ref)
         path = os.path.normpath(path)
         if path in self.configs:
+            self.config_of_ref[ref] = self.configs[path], path
             return self.configs[path], path
         if not os.path.isfile(path):
             self.warn(owner, f"config file not found: {path}")

@@ -253,8 +253,10 @@ class _Expander:
     def _substitute_loop_vars(self, node: Node, scope: dict[str, str]) -> None:
         if not scope:
             return
-        names = sorted(scope, key=len, reverse=True)
+        names = sorted(scope, key=len, reverse=True) if len(scope) > 1 else scope
         for key, value in node.attrib.items():
+            if "@@" not in value:
+                continue
             for name in names:
                 if "@@" + name in value:
                     value = value.replace("@@" + name, scope[name])
@@ -266,6 +268,8 @@ class _Expander:
         out = []
         for child in node.children:
             for key, value in list(child.attrib.items()):
+                if "@@" not in value and "[" not in value and "{" not in value and "}" not in value:
+                    continue  # nothing to substitute or expand (most attributes)
                 value = self._substitute(value, child, {}, strict=True)
                 value = substitute_this_dir(value, child)
                 if "{" in value or "}" in value:

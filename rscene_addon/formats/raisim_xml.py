@@ -36,9 +36,11 @@ lights, sensors, visual-only objects and other records RaiSim XML cannot hold ar
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
+import stat
 
 import numpy as np
 
@@ -76,9 +78,20 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
+_LIST_SEPARATORS = re.compile(r"[,\s]+")
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+@functools.lru_cache(maxsize=4096)  # a world repeats a few dozen names on every element
 def snake(name: str) -> str:
     """``xSample`` -> ``x_sample``, ``centerX`` -> ``center_x``, ``Version`` -> ``version``."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return _CAMEL_HUMP.sub(r"_\1", name).lower()
+
+
+@functools.lru_cache(maxsize=4096)
+def _attr_name(key: str) -> str:
+    name = snake(key)
+    return _ATTR_ALIASES.get(name, name)
 
 
 def _tag(node: Node) -> str:
@@ -92,10 +105,7 @@ class _Attrs:
     def __init__(self, reader: _Reader, node: Node):
         self.reader = reader
         self.node = node
-        self.values: dict[str, str] = {}
-        for key, value in node.attrib.items():
-            name = snake(key)
-            self.values[_ATTR_ALIASES.get(name, name)] = value
+        self.values: dict[str, str] = {_attr_name(key): value for key, value in node.attrib.items()}
 
     def has(self, *names: str) -> bool:
         return any(n in self.values for n in names)
@@ -137,8 +147,8 @@ class _Attrs:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
         try:
-            values = [float(p) for p in re.split(r"[,\s]+", raw.strip()) if p]
-            if not all(math.isfinite(v) for v in values):
+            values = list(map(float, filter(None, _LIST_SEPARATORS.split(raw.strip()))))
+            if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):  # sum: one test
                 raise ValueError
         except ValueError:
             self.reader.error(self.node, f"attribute {names[0]}={raw!r} is not a list of numbers")
@@ -241,10 +251,19 @@ class _Reader:
         return ref if os.path.isabs(ref) else os.path.normpath(os.path.join(self.scene.directory, ref))
 
     def check_file(self, node: Node, ref: str, what: str) -> bool:
-        if ref and os.path.exists(self.absolute(ref)):
-            return True
-        self.warn(node, f"{what} not found: {self.absolute(ref) if ref else '(empty)'}")
-        return False
+        """Whether ``ref`` names a regular file: a missing one is a warning (the world still loads), a
+        FIFO, device or folder the file's error at this element (never opened: a FIFO blocks)."""
+        try:
+            mode = os.stat(self.absolute(ref)).st_mode if ref else None
+        except (OSError, ValueError):
+            mode = None
+        if mode is None:
+            self.warn(node, f"{what} not found: {self.absolute(ref) if ref else '(empty)'}")
+            return False
+        if not stat.S_ISREG(mode):
+            self.error(node, f"{what} {self.absolute(ref)} is not a regular file")
+            return False
+        return True
 
     # -- top level ------------------------------------------------------------------------------------
 

@@ -38,7 +38,10 @@ class Node:
         return self.attrib.get(name, default)
 
     def find(self, tag: str) -> Node | None:
-        return next((c for c in self.children if c.tag == tag), None)
+        for child in self.children:  # a plain loop: a generator per call was a readers' hot spot
+            if child.tag == tag:
+                return child
+        return None
 
     def findall(self, tag: str) -> list[Node]:
         return [c for c in self.children if c.tag == tag]

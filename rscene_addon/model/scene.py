@@ -75,11 +75,12 @@ class _Order:
     def inserted(self, items: list, at: int, rank: int) -> None:
         """``items[at]`` (of section ``rank``) was just inserted."""
         last = self.last
-        for r in range(len(last)):
-            if last[r] >= at:
-                last[r] += 1
-        if self.last_comment >= at:
-            self.last_comment += 1
+        if at < len(items) - 1:  # not appended (an append, most adds, moves no section end)
+            for r in range(len(last)):
+                if last[r] >= at:
+                    last[r] += 1
+            if self.last_comment >= at:
+                self.last_comment += 1
         last[rank] = max(last[rank], at)
         self.length += 1
         if self.sorted:  # still in order when its neighbouring records are of its section or beyond

@@ -7,6 +7,7 @@ commas. Decoding raises ``ValueFormatError``; the reader adds file, line and tag
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -20,6 +21,7 @@ from .errors import ValueFormatError
 _HEX = "0123456789ABCDEF"
 # Engine 2 escapes every byte up to 0x20 and '%', '=' and ';' (and DEL, which is a control byte too).
 _ESCAPED = frozenset(range(0x21)) | {ord("%"), ord("="), ord(";"), 0x7F}
+_PLAIN_TEXT = re.compile(r"[!-$&-:<>-~]+")  # printable ASCII but space, % ; and =: text that needs no escape
 _PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
 
 
@@ -37,6 +39,8 @@ def decode_text(raw: str) -> str:
 
 
 def encode_text(value: str) -> str:
+    if _PLAIN_TEXT.fullmatch(value):  # the common case, without a per-byte walk
+        return value if value != "-" else "%2D"
     if value == "":
         return "-"
     if value == "-":
@@ -92,6 +96,23 @@ def encode_number(value: float) -> str:
         raise ValueFormatError(f"cannot write non-finite number {value!r}")
     if value == 0:
         return "-0" if math.copysign(1.0, value) < 0 else "0"
+    return _encode_nonzero(value)
+
+
+def _encode_nonzero(value: float) -> str:
+    """``encode_number`` of a finite non-zero double."""
+    text = repr(value)
+    # |value| >= 1 without an exponent: fixed notation is repr's digits, shorter than any scientific form
+    # (which adds a point and 4 characters) unless an integer ends in zeros (100000 is 1e+05)
+    if "e" not in text and text[-2:] != ".0" and text.lstrip("-")[0] != "0":
+        return text
+    if text[-2:] == ".0" and text[-3] != "0" and "e" not in text:
+        return text[:-2]
+    return _encode_exact(value)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # defaults and round numbers repeat in every record written
+def _encode_exact(value: float) -> str:
     sign = "-" if value < 0 else ""
     mantissa, _, exp = repr(abs(value)).partition("e")
     whole, _, frac = mantissa.partition(".")
@@ -109,6 +130,13 @@ def encode_number(value: float) -> str:
     head = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
     sci = f"{head}e{'-' if power < 0 else '+'}{abs(power):02d}"
     return sign + (fixed if len(fixed) <= len(sci) else sci)
+
+
+def encode_numbers(values: tuple[float, ...]) -> list[str]:
+    """``encode_number`` of each float of ``values``; one finiteness test for all (a vector per record)."""
+    if math.isfinite(sum(values)):  # an overflowing sum takes the exact path
+        return [_encode_nonzero(v) if v else encode_number(v) for v in values]
+    return list(map(encode_number, values))
 
 
 def decode_int(raw: str, lo: int = -(2**31), hi: int = 2**31 - 1) -> int:
@@ -181,10 +209,10 @@ class ValueType:
     def encode_tokens(self, value) -> list[str]:
         if self.span == 1:
             return [self.encode(value)]
-        return [encode_number(v) for v in self._check_len(value)]
+        return encode_numbers(self._check_len(value))
 
     def _check_len(self, value):
-        value = tuple(float(v) for v in value)
+        value = tuple(map(float, value))
         if len(value) != self.span:
             raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
         return value
@@ -286,7 +314,7 @@ class Vec(ValueType):
         return tuple(values)
 
     def encode(self, value):
-        return ",".join(encode_number(v) for v in self._check_len(value))
+        return ",".join(encode_numbers(self._check_len(value)))
 
 
 class PackedVec(ValueType):
@@ -459,6 +487,7 @@ class Name(ValueType):
             self.lookup[alias.lower()] = target
         # Engine 2 grows its name lists over time; a lenient field keeps unknown names as they are.
         self.strict = strict
+        self._encoded: dict[str, str] = {}  # a listed name -> its token (every record writes a few)
 
     def decode(self, raw):
         text = decode_text(raw)
@@ -470,7 +499,12 @@ class Name(ValueType):
         return found
 
     def encode(self, value):
-        return encode_text(self.decode(encode_text(str(value))))
+        done = self._encoded.get(value) if isinstance(value, str) else None
+        if done is None:
+            done = encode_text(self.decode(encode_text(str(value))))
+            if isinstance(value, str) and value in self.names:
+                self._encoded[value] = done
+        return done
 
     def __repr__(self):
         return f"name({'|'.join(self.names)})"

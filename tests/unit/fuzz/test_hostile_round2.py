@@ -108,6 +108,16 @@ def test_airsim_wrong_json_type_is_the_config_files_error(tmp_path, key, value, 
     assert hits and hits[0].file.endswith("robot.jsonc") and hits[0].line > 0, error
 
 
+def test_airsim_config_error_is_reported_once_however_many_actors_name_it(tmp_path):
+    """10^5 actors naming one bad config made 10^5 copies of its error (and minutes of printing)."""
+    (tmp_path / "robot_bad.jsonc").write_text('{"links": 1}\n')
+    actors = [{"type": "robot", "name": f"a{i}", "robot-config": "robot_bad.jsonc"} for i in range(50)]
+    path = tmp_path / "many.jsonc"
+    path.write_text(json.dumps({"id": "s", "actors": actors}))
+    error = _refused(path, tmp_path / "robot_bad.jsonc")
+    assert len(error.diagnostics) == 1 and "'links' must be" in error.diagnostics[0].message
+
+
 def test_rscene_version_with_400_leading_zeros_is_version_2(tmp_path):
     path = tmp_path / "zeros.rscene"
     path.write_text("raisim_engine_scene " + "0" * 400 + "2\nasset_root assets\n")
@@ -151,6 +161,33 @@ def test_height_map_png_naming_a_fifo_or_dev_zero(tmp_path, target):
                     'center_x="0" center_y="0" z_offset="0" z_scale="1"/></objects></raisim>\n')
     error = _refused(path)
     assert "not a regular file" in str(error)
+
+
+def test_raisim_urdf_path_naming_dev_zero_fails_validate(tmp_path):
+    """Not only the robot loader (later, at simulate) but the world's own reading refuses a device."""
+    path = tmp_path / "robot.xml"
+    path.write_text('<raisim version="1.0"><objects>\n<articulatedSystem name="r" urdfPath="/dev/zero"/>'
+                    "</objects></raisim>\n")
+    error = _refused(path)
+    assert error.first.line == 2 and "/dev/zero is not a regular file" in error.first.message
+
+
+def test_simulate_out_of_memory_is_a_clean_error(tmp_path, monkeypatch):
+    """A scene whose simulation cannot get its arrays (a granular fill's neighbour pairs took 2.2 GiB under a
+    4 GiB limit) ends with an error naming the scene, exit 1, nothing written; no traceback."""
+    from rscene_addon.commands import simulate_job
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 2.17 GiB for an array with shape (291745536,)")
+    monkeypatch.setattr(simulate_job, "simulate", no_memory)
+    path = tmp_path / "sand.rscene"
+    path.write_text("raisim_engine_scene 2\n")
+    lines: list[str] = []
+    out = tmp_path / "out.npz"
+    assert simulate_job.run_simulation_cli(str(path), 0.1, 30, str(out), backend="numpy",
+                                           print_fn=lines.append) == 1
+    assert any(line.startswith(f"error: {path}: simulation needs more memory") for line in lines), lines
+    assert not out.exists()
 
 
 def test_urdf_path_naming_dev_zero_is_refused():

@@ -214,3 +214,45 @@ def test_names():
         mode.decode("floating")
     lenient = Name("rgb", strict=False)
     assert lenient.decode("RGB") == "rgb" and lenient.decode("thermal") == "thermal"
+
+
+def test_encode_fast_paths_agree_with_the_byte_walk():
+    """encode_text's plain-ASCII shortcut and encode_numbers' one finiteness test give what the
+    per-byte escape and per-number encoder give (checked against a byte-by-byte rule written here)."""
+    from rscene_addon.model.values import encode_number, encode_numbers, encode_text
+
+    def by_bytes(text):
+        if text == "":
+            return "-"
+        if text == "-":
+            return "%2D"
+        out = bytearray()
+        for b in text.encode("utf-8", "surrogateescape"):
+            out += f"%{b:02X}".encode() if b <= 0x20 or b in b"%=;\x7f" else bytes([b])
+        return out.decode("utf-8", "surrogateescape")
+
+    for text in ["a", "-", "", "--", "a b", "x=1", "50%", "a;b", "tab\there", "\x7f", "/World/Box_1", "~!{}",
+                 "é", "-0", "engine_default"]:
+        assert encode_text(text) == by_bytes(text), text
+    for values in [(1.0, 0.0, -0.0), (1e308, 1e308), (0.1, 1e-5, 123456789.0), (-2.5,)]:
+        assert encode_numbers(values) == [encode_number(v) for v in values]
+    with pytest.raises(ValueFormatError):
+        encode_numbers((1.0, float("nan")))
+
+
+def test_encode_number_shortcut_agrees_with_the_digit_rule():
+    """The repr shortcut of encode_number (|x| >= 1 written as repr's digits) gives the text of the full
+    fixed-or-scientific rule for integers, decimals, round numbers and random bit patterns."""
+    import random
+    import struct
+
+    from rscene_addon.model import values as V
+    rng = random.Random(29)
+    samples = [1.0, 10.0, 100000.0, 123456.0, 1.5, 0.001, 0.0001, 1e16, 1e15, 2.0 ** 60, 7e22, 120.0, 5e-324]
+    samples += [float(rng.randint(-10**6, 10**6)) for _ in range(3000)]
+    samples += [round(rng.uniform(-1000, 1000), rng.randint(0, 6)) for _ in range(3000)]
+    samples += [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0] for _ in range(3000)]
+    for value in samples:
+        if value and math.isfinite(value):
+            assert V._encode_nonzero(value) == V._encode_exact(value), value
+            assert V._encode_nonzero(-value) == V._encode_exact(-value), value
