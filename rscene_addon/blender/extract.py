@@ -114,25 +114,32 @@ def update_light(record, ob) -> None:
     _rename(record, ob)
 
 
+def _lens_fields(record, ob, bl_scene, near: str, far: str) -> None:
+    """Field of view (the one the record states), clip distances and size of a camera or camera sensor;
+    the active camera's size is the render's."""
+    cam = ob.data
+    hfov = record.get("horizontalFov")
+    if hfov and hfov > 0:
+        _set(record, "horizontalFov", cv.fov_from_lens(cam.lens, cam.sensor_width), 1e-5)
+    else:
+        _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
+    _set(record, near, cam.clip_start)
+    _set(record, far, cam.clip_end)
+    if bl_scene is not None and bl_scene.camera is getattr(ob, "_ob", ob):  # ob may be a WorldPose view
+        width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
+    else:
+        width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
+    _set(record, "width", int(width))
+    _set(record, "height", int(height))
+
+
 def update_camera(record, ob, bl_scene) -> None:
     cam = ob.data
     _set(record, "position", tuple(ob.location))
     q = cv.camera_rotation_from_blender(_rotation(ob))
     if not cv.same_rotation(record.get("quaternion"), q):
         record.set("quaternion", tuple(q))
-    hfov = record.get("horizontalFov")
-    if hfov and hfov > 0:
-        _set(record, "horizontalFov", cv.fov_from_lens(cam.lens, cam.sensor_width), 1e-5)
-    else:
-        _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
-    _set(record, "near", cam.clip_start)
-    _set(record, "far", cam.clip_end)
-    if bl_scene.camera is getattr(ob, "_ob", ob):  # ob may be a WorldPose view of the camera
-        width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
-    else:
-        width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
-    _set(record, "width", int(width))
-    _set(record, "height", int(height))
+    _lens_fields(record, ob, bl_scene, "near", "far")
     projection = "orthographic" if cam.type == "ORTHO" else "perspective"
     if str(record.get("projection")).lower()[:5] != projection[:5]:
         record.set("projection", projection)
@@ -229,20 +236,7 @@ def update_sensor(scene: Scene, record, ob, objects_by_record, bl_scene=None) ->
         location, q, _ = world.decompose()
     if camera:
         q = cv.camera_rotation_from_blender(q)
-        cam = ob.data
-        hfov = record.get("horizontalFov")
-        if hfov and hfov > 0:
-            _set(record, "horizontalFov", cv.fov_from_lens(cam.lens, cam.sensor_width), 1e-5)
-        else:
-            _set(record, "verticalFov", cv.fov_from_lens(cam.lens, cam.sensor_height), 1e-5)
-        _set(record, "nearPlane", cam.clip_start)
-        _set(record, "farPlane", cam.clip_end)
-        if bl_scene is not None and bl_scene.camera is ob:  # the active camera: the render resolution
-            width, height = bl_scene.render.resolution_x, bl_scene.render.resolution_y
-        else:
-            width, height = ob.get("rscene_resolution", (record.get("width"), record.get("height")))
-        _set(record, "width", int(width))
-        _set(record, "height", int(height))
+        _lens_fields(record, ob, bl_scene, "nearPlane", "farPlane")
     _pose_fields(record, location, q)
     _set(record, "enabled", not ob.hide_render)
     _rename(record, ob)
