@@ -30,7 +30,7 @@ def main() -> int:
     args = ap.parse_args()
     p = column()
     bodies = "".join(f'<body pos="{x!r} {y!r} {z!r}"><freejoint/><geom type="sphere" size="{R}" density="{DENSITY}"/>'
-                     f'</body>' for x, y, z in p)
+                     f'</body>' for x, y, z in p.tolist())
     xml = (f'<mujoco><option timestep="{args.dt}" cone="elliptic"/>'
            f'<default><geom condim="6" friction="{FRICTION} 0 {ROLLING * R / 2}"/></default>'
            f'<worldbody><geom type="plane" size="2 2 0.1" priority="1" friction="{FRICTION} 0 {ROLLING * R}"/>'

@@ -16,7 +16,7 @@ MUJOCO_ANGLE, MUJOCO_HEIGHT = 11.13, 0.0611  # degrees, m
 
 def test_a_column_settles_into_mujoco_s_heap(sim_backend):
     p = column()
-    pos = ";".join(f"{x!r},{y!r},{z!r}" for x, y, z in p)
+    pos = ";".join(f"{x!r},{y!r},{z!r}" for x, y, z in p.tolist())  # Python floats: numpy 2 reprs name the type
     record = (f"granular /World/Heap particles 0 0 0 1 0 0 0 1 1 1 positions={pos} radius={R} density={DENSITY} "
               f"normalStiffness=1e6 normalDamping=200 tangentialStiffness=1e5 tangentialDamping=20 "
               f"friction={FRICTION} rollingFriction={ROLLING} normalContactModel=hertz")
