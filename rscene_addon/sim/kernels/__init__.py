@@ -26,8 +26,7 @@ ENV_BACKEND = "RSCENE_SIM_BACKEND"
 
 _cache_dir: str | None = None
 _compiled = None  # the loaded kernel module
-_robots = None  # the loaded articulated-system kernels
-_shapes = None  # the loaded narrowphase of every shape and its one-call step
+_parts: dict = {}  # the kernels loaded on demand by name: "robots", "shapes"
 _report = None  # prepare's report callback: load_robots tells it when the robot kernels compile
 _numba_error: str | None = None
 
@@ -191,42 +190,33 @@ def load():
     return compiled
 
 
-def load_robots():
-    """The compiled articulated-system kernels (``kernels.robots``), loaded like :func:`load` (same
-    per-version folder) but only by scenes with robots: the rigid world never pays their compile."""
-    global _robots
-    if _robots is not None:
-        return _robots
+def _load_part(name: str):
+    """A kernel module compiled only by the worlds that need it (``robots``, ``shapes``), in the same
+    per-version folder as :func:`load`, with its own ready marker; warmed up once, then kept."""
+    if name in _parts:
+        return _parts[name]
     load()  # the folder (and numba's cache location) are chosen there
-    marker = os.path.join(kernel_dir(), "ready-robots")
+    marker = os.path.join(kernel_dir(), f"ready-{name}")
     if _report is not None and not os.path.exists(marker):
-        _report(f"{COMPILING_MESSAGE} (robots; cache {cache_dir()})")
-    from . import robots
-    robots.warm_up()
-    _robots = robots
+        _report(f"{COMPILING_MESSAGE} ({name}; cache {cache_dir()})")
+    import importlib
+    module = importlib.import_module(f"{__name__}.{name}")
+    module.warm_up()
+    _parts[name] = module
     try:
         open(marker, "a").close()
     except OSError:
         pass
-    return robots
+    return module
+
+
+def load_robots():
+    """The compiled articulated-system kernels (``kernels.robots``), only for scenes with robots: the
+    rigid world never pays their compile."""
+    return _load_part("robots")
 
 
 def load_shapes():
-    """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), loaded like
-    :func:`load_robots`, only by worlds with spheres, capsules, cylinders, hulls or height fields: a world
-    of boxes on planes never pays their compile."""
-    global _shapes
-    if _shapes is not None:
-        return _shapes
-    load()
-    marker = os.path.join(kernel_dir(), "ready-shapes")
-    if _report is not None and not os.path.exists(marker):
-        _report(f"{COMPILING_MESSAGE} (shapes; cache {cache_dir()})")
-    from . import shapes
-    shapes.warm_up()
-    _shapes = shapes
-    try:
-        open(marker, "a").close()
-    except OSError:
-        pass
-    return shapes
+    """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), only for
+    worlds with spheres, capsules, cylinders, hulls or height fields: boxes on planes never pay it."""
+    return _load_part("shapes")
