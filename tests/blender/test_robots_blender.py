@@ -338,6 +338,7 @@ def test_ik_reports_unreachable_targets(imported, ops):
 def test_keyframed_values_repose_on_frame_change(imported, ops, scene_file):
     roots, _ = imported
     root = roots["/World/Cartpole"]
+    registered = hasattr(bpy.types.Object, "rscene_ik")  # the add-on's own registration, when on
     ops.register_extra()
     try:
         rb.apply_joint_values(root, [0.0, 0.0])
@@ -352,7 +353,8 @@ def test_keyframed_values_repose_on_frame_change(imported, ops, scene_file):
         bpy.context.scene.frame_set(11)
         assert rb.joint_values(root) == pytest.approx([1.0, 0.5], abs=1e-6)
     finally:
-        ops.unregister_extra()
+        if not registered:  # leave the session's registration as it was (later tests use Object.rscene_ik)
+            ops.unregister_extra()
 
 
 BOX_ROBOT = """<robot name="box">
