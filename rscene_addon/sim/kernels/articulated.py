@@ -23,14 +23,8 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING, PLANAR = 0, 1, 2, 3, 4, 5
 @njit(cache=True)
 def mm(a, b):
     """a @ b of two matrices."""
-    n, k, m = a.shape[0], a.shape[1], b.shape[1]
-    out = np.zeros((n, m))
-    for i in range(n):
-        for j in range(m):
-            t = 0.0
-            for r in range(k):
-                t += a[i, r] * b[r, j]
-            out[i, j] = t
+    out = np.zeros((a.shape[0], b.shape[1]))
+    mm_into(a, b, out)
     return out
 
 

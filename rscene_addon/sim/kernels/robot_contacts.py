@@ -81,6 +81,15 @@ def _world_point(frame, x):
 
 
 @njit(cache=True)
+def _world_centres(frames, centres):
+    """(L, 3) world points of each link's local point ``centres[i]`` in its frame ``frames[i]``."""
+    out = np.empty((centres.shape[0], 3))
+    for i in range(centres.shape[0]):
+        out[i] = _world_point(frames[i], centres[i])
+    return out
+
+
+@njit(cache=True)
 def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitution, threshold, erp, slop,
                u_free, u0, parent, ds0, nd, S, dt):
     """Contacts of link sample points with planes (normal ``pn`` (G, 3), n.x = ``pd``; ``allowed`` (L, G)):
@@ -400,20 +409,12 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     b (C, 3, nvb) (same: a's rows hold the difference of the two points' Jacobians, b's are zero)."""
     La, Lb = bca.shape[0], bcb.shape[0]
     nva, nvb = ua.shape[0], ub.shape[0]
-    ca = np.empty((La, 3))
-    for i in range(La):
-        w = _world_point(fa_[i], bca[i])
-        for r in range(3):
-            ca[i, r] = w[r]
+    ca = _world_centres(fa_, bca)
     spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
     if same:
         cb, spb = ca, spa
     else:
-        cb = np.empty((Lb, 3))
-        for j in range(Lb):
-            w = _world_point(fb_[j], bcb[j])
-            for r in range(3):
-                cb[j, r] = w[r]
+        cb = _world_centres(fb_, bcb)
         spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
     wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
     if same:
