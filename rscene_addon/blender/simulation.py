@@ -2,6 +2,8 @@
 command (``commands.blender_jobs.import_and_bake``, dataset bakes) and ``render`` (``render.runner``,
 before it renders a scene whose bodies move) share.
 
+The panel's bake operator (``ops.sim_ops``) uses the same steps split in three (:func:`prepare` reads
+Blender, :meth:`SimulationRun.run` simulates in a worker thread, :meth:`SimulationRun.bake` keys).
 It reads Blender on the calling thread (the pose at the start frame, animated kinematic bodies, PD
 drives), runs :func:`..sim.simulate` with the scene's own time step (or ``substeps`` per frame) on the
 chosen backend (whose kernel cache is set where the add-on registers), refuses a trajectory that is
@@ -9,7 +11,7 @@ not finite and writes the keyframes with :func:`.bake.bake_trajectory`.
 """
 from __future__ import annotations
 
-__all__ = ["SimulationFailed", "has_bake", "moves", "simulate_and_bake"]
+__all__ = ["SimulationFailed", "SimulationRun", "has_bake", "moves", "prepare", "simulate_and_bake"]
 
 
 class SimulationFailed(RuntimeError):
@@ -38,28 +40,55 @@ def moves(scene_model) -> bool:
     return bool((model.body_mode == DYNAMIC).any() or model.granular or model.cloth)
 
 
-def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *,
-                      scene_model=None, seed: int | None = None, backend: str | None = None, say=None,
-                      progress=None, cancel=None):
-    """Simulate frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` from its pose at
-    ``frame_start`` and key them; returns ``(bodies baked, trajectory)``.
+class SimulationRun:
+    """A simulation read from Blender and ready to run: :meth:`run` touches no bpy (a worker thread may
+    call it), :meth:`bake` keys the result on the main thread. Made by :func:`prepare`."""
 
-    ``scene_model``: the scene as Blender shows it at ``frame_start`` (read here when None); ``seed``
-    seeds the world (a granular fill's jitter); ``backend``: ``auto``/``numba``/``numpy`` (None:
-    RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices, ``progress(fraction)`` and
-    ``cancel()`` go to the simulation (a cancel raises ``sim.Cancelled``). Raises
-    :class:`SimulationFailed` when the trajectory is not finite, ``ValueError`` for bad PD gains or
-    a backend that does not import."""
-    from ..sim import World, kernels, simulate
-    from ..sim.finite import non_finite
+    def __init__(self, bl_scene, frame_start, scene_model, tracks, drives, backend, fps, duration, substeps,
+                 world, say):
+        self.bl_scene, self.frame_start, self.scene_model = bl_scene, frame_start, scene_model
+        self.tracks, self.drives, self.backend = tracks, drives, backend
+        self.fps, self.duration, self.substeps, self.world, self.say = fps, duration, substeps, world, say
+
+    def run(self, progress=None, cancel=None):
+        """The trajectory (a cancel raises ``sim.Cancelled``); no bpy, so any thread."""
+        from ..sim import simulate
+        return simulate(self.scene_model, self.duration, self.fps, substeps=self.substeps, progress=progress,
+                        cancel=cancel, world=self.world, kinematic_tracks=self.tracks, backend=self.backend,
+                        actuation=self.drives)
+
+    def bake(self, trajectory) -> int:
+        """Key ``trajectory`` from the start frame; returns the bodies baked. Raises
+        :class:`SimulationFailed` (and keys nothing) when it is not finite."""
+        from ..sim.finite import non_finite
+        from .bake import bake_trajectory
+        problem = non_finite(trajectory)
+        if problem:  # never a bake (or a render) of NaN poses
+            raise SimulationFailed(f"simulation failed: {problem}; nothing baked")
+        return bake_trajectory(self.bl_scene, trajectory, self.frame_start, skip=set(self.tracks))
+
+
+def prepare(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *, scene_model=None,
+            from_current_pose: bool = True, seed: int | None = None, backend: str | None = None,
+            say=None) -> SimulationRun:
+    """Read frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` for a simulation from its pose
+    at ``frame_start`` (main thread): the scene model (``scene_model``, else what Blender shows, or the
+    document as imported when ``from_current_pose`` is False), animated kinematic bodies and PD drives.
+
+    ``seed`` seeds the world (a granular fill's jitter); ``backend``: ``auto``/``numba``/``numpy``
+    (None: RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices. Raises ``ValueError``
+    for bad PD gains or a backend that does not import."""
+    from ..sim import World, kernels
     from ..sim.model_builder import build
-    from .bake import bake_trajectory, current_scene_model, kinematic_tracks, robot_drives
+    from .bake import current_scene_model, kinematic_tracks, robot_drives
+    if frame_end < frame_start:
+        raise ValueError(f"the end frame {frame_end} is before the start frame {frame_start}")
     say = say or (lambda text: None)
     fps = bl_scene.render.fps / bl_scene.render.fps_base
     count = frame_end - frame_start + 1
     bl_scene.frame_set(frame_start)
     if scene_model is None:
-        scene_model = current_scene_model(bl_scene)
+        scene_model = current_scene_model(bl_scene, from_current_pose)
     tracks = kinematic_tracks(bl_scene, frame_start, count)
     drives = robot_drives(bl_scene, frame_start, count)
     backend = kernels.prepare(backend, report=say)
@@ -68,11 +97,21 @@ def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int 
     if seed is not None:  # the world simulate() would build, with the seed
         world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
                       backend=backend)
-    trajectory = simulate(scene_model, (frame_end - frame_start) / fps, fps, substeps=substeps, progress=progress,
-                          cancel=cancel, world=world, kinematic_tracks=tracks, backend=backend, actuation=drives)
-    problem = non_finite(trajectory)
-    if problem:  # never a bake (or a render) of NaN poses
-        raise SimulationFailed(f"simulation failed: {problem}; nothing baked")
-    baked = bake_trajectory(bl_scene, trajectory, frame_start, skip=set(tracks))
-    say(f"baked {baked} bodies over {len(trajectory.time)} frames")
+    return SimulationRun(bl_scene, frame_start, scene_model, tracks, drives, backend, fps,
+                         (frame_end - frame_start) / fps, substeps, world, say)
+
+
+def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *,
+                      scene_model=None, seed: int | None = None, backend: str | None = None, say=None,
+                      progress=None, cancel=None):
+    """Simulate frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` from its pose at
+    ``frame_start`` and key them, all on the calling thread; returns ``(bodies baked, trajectory)``.
+
+    Arguments as :func:`prepare`; ``progress(fraction)`` and ``cancel()`` go to the simulation (a cancel
+    raises ``sim.Cancelled``). Raises :class:`SimulationFailed` when the trajectory is not finite."""
+    run = prepare(bl_scene, frame_start, frame_end, substeps, scene_model=scene_model, seed=seed,
+                  backend=backend, say=say)
+    trajectory = run.run(progress, cancel)
+    baked = run.bake(trajectory)
+    run.say(f"baked {baked} bodies over {len(trajectory.time)} frames")
     return baked, trajectory

@@ -1,6 +1,6 @@
 """Simulate the scene with the bundled physics core and bake the motion into keyframes.
 
-The physics runs in a worker thread (numpy or compiled kernels; it never touches bpy) while a modal operator
+The steps are those of the ``bake`` and ``render`` commands (``blender.simulation``). The physics runs in a worker thread (numpy or compiled kernels; it never touches bpy) while a modal operator
 shows progress and listens for ESC; the keyframes are written on the main thread when it finishes.
 In background mode (no window) the operator simply runs to the end.
 """
@@ -32,43 +32,24 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         self.frame_start, self.frame_end = context.scene.frame_start, context.scene.frame_end
         return self.execute(context)
 
-    def _duration(self, context) -> tuple[float, float]:
-        fps = context.scene.render.fps / context.scene.render.fps_base
-        frames = max(self.frame_end - self.frame_start, 0)
-        return frames / fps, fps
-
     def execute(self, context):
-        from ..blender.bake import current_scene_model, kinematic_tracks, robot_drives
-        from ..sim import kernels, simulate
-        duration, fps = self._duration(context)
-        try:
-            backend = kernels.prepare(context.scene.rscene.sim_backend,
-                                      report=lambda text: self._say(context, text))
-        except ValueError as exc:  # numba asked for where it does not import
+        from ..blender.simulation import prepare
+        try:  # reads Blender on the main thread: the start pose, animated kinematic bodies, PD drives
+            self._run = prepare(context.scene, self.frame_start, self.frame_end, self.substeps or None,
+                                from_current_pose=self.from_current_pose,
+                                backend=context.scene.rscene.sim_backend,
+                                say=lambda text: self._say(context, text))
+        except (OSError, ValueError) as exc:  # bad PD gains, numba asked for where it does not import
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        # read Blender on the main thread: the pose at the start frame and the animated kinematic bodies
-        context.scene.frame_set(self.frame_start)
-        scene = current_scene_model(context.scene, self.from_current_pose)
-        self._tracks = kinematic_tracks(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
-        tracks = self._tracks
-        try:   # robots with PD gains follow the joints keyframed on their rigs
-            drives = robot_drives(context.scene, self.frame_start, self.frame_end - self.frame_start + 1)
-        except (OSError, ValueError) as exc:
-            self.report({"ERROR"}, f"robot PD gains: {exc}")
-            return {"CANCELLED"}
-        substeps = self.substeps or None
         if context.window is None or bpy.app.background:
-            return self._finish(context, simulate(scene, duration, fps, substeps=substeps,
-                                                  kinematic_tracks=tracks, backend=backend, actuation=drives))
+            return self._finish(context, self._run.run())
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
 
         def work():
             try:
-                self._result = simulate(scene, duration, fps, substeps=substeps, kinematic_tracks=tracks,
-                                        backend=backend, actuation=drives,
-                                        progress=lambda f: setattr(self, "_fraction", f),
-                                        cancel=lambda: self._cancelled)
+                self._result = self._run.run(progress=lambda f: setattr(self, "_fraction", f),
+                                             cancel=lambda: self._cancelled)
             except Exception as exc:  # noqa: BLE001 - reported on the main thread
                 self._error = exc
         self._thread = threading.Thread(target=work, daemon=True)
@@ -106,8 +87,12 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return self._finish(context, self._result)
 
     def _finish(self, context, trajectory):
-        from ..blender.bake import bake_trajectory
-        count = bake_trajectory(context.scene, trajectory, self.frame_start, skip=set(self._tracks))
+        from ..blender.simulation import SimulationFailed
+        try:
+            count = self._run.bake(trajectory)
+        except SimulationFailed as exc:  # a non-finite trajectory keys nothing
+            self.report({"ERROR"}, str(exc))
+            return {"CANCELLED"}
         self.report({"INFO"}, f"baked {count} bodies over {len(trajectory.time)} frames")
         return {"FINISHED"}
 

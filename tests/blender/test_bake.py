@@ -44,6 +44,21 @@ def test_bake_operator_keys_match_the_simulated_trajectory(blank, backend, monke
     assert not [a for a in bpy.data.actions if a.get(bake.BAKE_TAG)]
 
 
+def test_bake_operator_keys_nothing_from_a_non_finite_trajectory(blank, monkeypatch):
+    """The panel's bake refuses NaN poses as the bake and render commands do (one path for all three)."""
+    import rscene_addon.sim
+    scene_import.import_scene_file(str(EXAMPLE), bpy.context.scene)
+
+    def blow_up(*args, **kwargs):
+        trajectory = simulate(*args, **kwargs)
+        trajectory.position[-1, 0, 2] = np.nan  # what an overflowing step leaves
+        return trajectory
+    monkeypatch.setattr(rscene_addon.sim, "simulate", blow_up)
+    with pytest.raises(RuntimeError, match="not a finite number.*nothing baked"):  # the ERROR report
+        bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=5)
+    assert not [a for a in bpy.data.actions if a.get(bake.BAKE_TAG)]
+
+
 def test_animated_kinematic_body_drives_the_simulation(blank, tmp_path):
     path = tmp_path / "push.rscene"
     path.write_text(
