@@ -220,3 +220,8 @@ def load_shapes():
     """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), only for
     worlds with spheres, capsules, cylinders, hulls or height fields: boxes on planes never pay it."""
     return _load_part("shapes")
+
+
+def load_cloth():
+    """The compiled cloth substeps (``kernels.cloth``), only for worlds with cloth."""
+    return _load_part("cloth")
