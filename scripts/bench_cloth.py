@@ -34,7 +34,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="rscene-
 from tests.scenes import ground, header, obj  # noqa: E402
 
 FPS, STEPS = 60, 4  # frames (world steps) per second, solver steps per frame
-ITERATIONS = 10
+ITERATIONS = 10  # XPBD iterations a substep (--iterations)
 SIZE, MASS, DROP = 1.0, 0.2, 0.8
 BALL_R, BALL_Z = 0.3, 0.3
 CONTACT = 0.01  # vertex-to-surface distance at rest, both engines
@@ -44,10 +44,10 @@ SETTLE_S = 0.1  # the end window whose motion says "at rest"
 BLENDER = ("defaults", "mass")
 
 
-def scene_text(side: int) -> str:
+def scene_text(side: int, iterations: int = ITERATIONS) -> str:
     spacing = SIZE / (side - 1)
     cloth = (f"deformable /World/Sheet cloth - 0 0 {DROP} 1 0 0 0 1 1 1 totalMass={MASS} damping=0.1 "
-             f"collisionRadius={CONTACT} iterations={ITERATIONS} substeps={STEPS} particleSpacing={spacing!r}")
+             f"collisionRadius={CONTACT} iterations={iterations} substeps={STEPS} particleSpacing={spacing!r}")
     ball = obj("/World/Ball", "sphere", pos=(0, 0, BALL_Z), radius=BALL_R, mode="static")
     return "\n".join(header(dt=1.0 / FPS) + [ground(), ball, cloth]) + "\n"
 
@@ -70,13 +70,13 @@ def outcome(x: np.ndarray, x_before: np.ndarray, side: int) -> dict:
                 low_z=float(x[:, 2].min()))
 
 
-def run_ours(side: int, seconds: float, backend: str):
+def run_ours(side: int, seconds: float, backend: str, iterations: int = ITERATIONS):
     from rscene_addon.formats import rscene
     from rscene_addon.sim import World
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "cloth.rscene")
         with open(path, "w") as fh:
-            fh.write(scene_text(side))
+            fh.write(scene_text(side, iterations))
         world = World.from_scene(rscene.read(path), backend=backend)
     assert len(world.state.cloth[0]) == side * side
     frames = int(round(seconds * FPS))
@@ -173,10 +173,12 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--backends", default="numba")
+    ap.add_argument("--iterations", type=int, default=ITERATIONS)
+    ap.add_argument("--no-blender", action="store_true", help="ours alone, even where bpy imports")
     args = ap.parse_args(argv)
     try:
         import bpy  # noqa: F401
-        blender = True
+        blender = not args.no_blender
     except ImportError:
         blender = False
     backends = [b for b in args.backends.split(",") if b]
@@ -186,12 +188,12 @@ def main(argv=None) -> int:
         kernels.load_cloth()
         print(f"cloth kernels load (compile when cold): {time.process_time() - c0:.1f} s CPU, "
               f"{time.perf_counter() - w0:.1f} s wall")
-    print(f"{args.seconds:g} s simulated, {FPS * STEPS} solver steps/s, ours {ITERATIONS} iterations; CPU seconds "
+    print(f"{args.seconds:g} s simulated, {FPS * STEPS} solver steps/s, ours {args.iterations} iterations; CPU seconds "
           f"(wall in brackets), medians of {args.repeats}; Blender {'on' if blender else 'not importable here'}")
     for side in (int(s) for s in args.sides.split(",")):
         res: dict[str, list] = {}
         for _ in range(args.repeats):
-            runs = [(b, lambda b=b: run_ours(side, args.seconds, b)) for b in backends]
+            runs = [(b, lambda b=b: run_ours(side, args.seconds, b, args.iterations)) for b in backends]
             if blender:
                 runs += [(f"Blender/{v}", lambda v=v: run_blender(side, args.seconds, v)) for v in BLENDER]
             for name, fn in runs:
