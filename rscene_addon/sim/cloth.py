@@ -5,13 +5,17 @@ shared edge, with compliances from the ``deformable`` record. Constraints are co
 shares no free vertex and is solved at once with numpy (Gauss-Seidel order). Pinned vertices have zero
 inverse mass and stay where they are. Vertices collide with the rigid geoms as spheres of the collision
 radius (position projection with friction); the rigid bodies do not feel the cloth.
+
+On the numba backend the substeps of a world step are one compiled call (``kernels.cloth``, the same
+formulas in the same order, constraints sorted by colour); numpy stays the reference, and runs a step
+whose cloth meets a height field.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .geometry import PLANE
-from .granular import compute_aabbs_one
+from .geometry import HEIGHTFIELD, PLANE
+from .granular import _geom_tables, compute_aabbs_one
 from .physics_model import ClothSpec
 from .sdf import geom_distance
 
@@ -49,6 +53,18 @@ class Cloth:
         grp, msk = np.uint64(spec.group), np.uint64(spec.mask)
         collide = ((g & msk) != 0) & ((grp & mk) != 0)  # RaiSim's group/mask rule
         self.geoms = np.nonzero(collide)[0] if spec.mask else np.zeros(0, np.int64)
+        self._tables = None  # the compiled path's arrays, made on its first step
+
+    def _compiled_tables(self, m):
+        """Constraints sorted by colour (the order numpy solves them in), free vertices, geom tables."""
+        e = np.concatenate(self.edge_colors) if self.edge_colors else np.zeros(0, np.int64)
+        b = np.concatenate(self.bend_colors) if self.bend_colors else np.zeros(0, np.int64)
+        c = np.ascontiguousarray
+        return dict(edges=c(self.edges[e].reshape(-1, 2), dtype=np.int64), rest=c(self.rest[e], dtype=np.float64),
+                    bends=c(self.bends[b].reshape(-1, 2), dtype=np.int64),
+                    bend_rest=c(self.bend_rest[b], dtype=np.float64),
+                    free=np.nonzero(self.free)[0].astype(np.int64), w=c(self.spec.inv_mass, dtype=np.float64),
+                    geoms=self.geoms.astype(np.int64), geom_tables=_geom_tables(m))
 
     def _project(self, x, w, pairs, rest, colors, alpha, lam):
         for idx in colors:
@@ -72,6 +88,11 @@ class Cloth:
         a_d = spec.distance_compliance / (h * h)
         a_b = spec.bend_compliance / (h * h)
         damp = np.exp(-spec.damping * h)
+        if world.backend == "numba" and not np.any(m.geom_type[self.geoms] == HEIGHTFIELD):
+            if not (x.flags.c_contiguous and v.flags.c_contiguous):  # one compiled signature: C arrays
+                s.cloth[k], s.cloth_velocity[k] = x, v = np.ascontiguousarray(x), np.ascontiguousarray(v)
+            self._step_compiled(m, frames, x, v, h, a_d, a_b, damp)
+            return
         for _ in range(spec.substeps):
             x_prev = x.copy()
             v[free] = (v[free] + m.gravity * h) * damp
@@ -84,6 +105,25 @@ class Cloth:
                     self._project(x, w, self.bends, self.bend_rest, self.bend_colors, a_b, lam_b)
             self._collide(m, frames, x, x_prev, free)
             v[:] = np.where(free[:, None], (x - x_prev) / h, 0.0)
+
+    def _step_compiled(self, m, frames, x, v, h, a_d, a_b, damp):
+        """``step``'s substeps as one call of ``kernels.cloth.substeps``; x, v updated in place."""
+        from . import kernels
+        kern = kernels.load_cloth()
+        if self._tables is None:
+            self._tables = self._compiled_tables(m)
+        t, spec = self._tables, self.spec
+        K = len(self.geoms)
+        g_lo, g_hi = np.zeros((K, 3)), np.zeros((K, 3))
+        for k, g in enumerate(self.geoms.tolist()):
+            if m.geom_type[g] != PLANE:
+                g_lo[k], g_hi[k] = compute_aabbs_one(m, frames, g)
+        g_type, g_size, p_start, p_normals, p_offsets = t["geom_tables"]
+        kern.substeps(x, v, t["w"], t["free"], t["edges"], t["rest"], t["bends"], t["bend_rest"],
+                      np.asarray(m.gravity, dtype=np.float64), spec.substeps, spec.iterations, h, a_d, a_b, damp,
+                      float(spec.radius), float(spec.friction), t["geoms"], g_lo, g_hi, g_type,
+                      np.ascontiguousarray(frames.pos, dtype=np.float64),
+                      np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets)
 
     def _collide(self, m, frames, x, x_prev, free):
         r = self.spec.radius

@@ -9,7 +9,8 @@ The kernels compile on first use into a cache (``@njit(cache=True)``) under a ro
 user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
 equivalent). Inside the root each version of the kernels' sources has a folder of its own
 (``kernels-<hash>``; the other shapes' kernels, ``load_shapes``, compile there on the first world with a
-shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step):
+shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step, the
+cloth's, ``load_cloth``, on its first cloth step):
 numba checks a cached function against its own file only, so a kernel that calls one from another file
 (``box_world.step`` calls them all) would otherwise keep running the callee's old code after that file
 changed. This package never imports bpy.
@@ -191,7 +192,7 @@ def load():
 
 
 def _load_part(name: str):
-    """A kernel module compiled only by the worlds that need it (``robots``, ``shapes``), in the same
+    """A kernel module compiled only by the worlds that need it (``robots``, ``shapes``, ``cloth``), in the same
     per-version folder as :func:`load`, with its own ready marker; warmed up once, then kept."""
     if name in _parts:
         return _parts[name]
@@ -220,3 +221,8 @@ def load_shapes():
     """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), only for
     worlds with spheres, capsules, cylinders, hulls or height fields: boxes on planes never pay it."""
     return _load_part("shapes")
+
+
+def load_cloth():
+    """The compiled cloth substeps (``kernels.cloth``), only for worlds with cloth."""
+    return _load_part("cloth")
