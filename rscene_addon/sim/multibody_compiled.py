@@ -182,8 +182,8 @@ def _step_group(systems, dt: float, kern) -> bool:
         if s.ground_height is not None and s.collidable:
             reach = max(0.02, 2.0 * dt * float(np.abs(uf).max(initial=0.0)))
             res = kern.plane_rows(s.frames, a.pts, a.p0, _all_links(s), _Z, np.array([float(s.ground_height)]),
-                                  np.array([reach]), _ZV, np.array([s.friction]), np.array([s.restitution]),
-                                  np.array([s.restitution_threshold]), np.array([s.erp]),
+                                  np.array([reach]), _ZV,
+                                  np.array([[s.friction, s.restitution, s.restitution_threshold]]), np.array([s.erp]),
                                   np.array([s.contact_slop]), uf, s.u, a.parent, a.ds0, a.nd, s._S, dt)
             rows.add(k, -1, 3, res[8], res[8][:, :, :0], None, res[5], res[6], s.friction,
                      ("ground", s, res, s.friction))
@@ -203,8 +203,8 @@ def _step_group(systems, dt: float, kern) -> bool:
                                          + float(np.abs(st.linear_velocity).max(initial=0.0)))
             G = len(planes)
             res = kern.plane_rows(s.frames, a.pts, a.p0, np.ascontiguousarray(allowed[:, planes]), normals,
-                                  offsets, np.full(G, reach), vbody, mats[:, 0].copy(), mats[:, 1].copy(),
-                                  mats[:, 2].copy(), np.full(G, env.erp), np.full(G, env.slop), uf, s.u,
+                                  offsets, np.full(G, reach), vbody, mats, np.full(G, env.erp),
+                                  np.full(G, env.slop), uf, s.u,
                                   a.parent, a.ds0, a.nd, s._S, dt)
             fixed = _plane_velocity(res[3], vbody[res[1]]) if np.any(vbody) else None
             rows.add(k, -1, 3, res[8], res[8][:, :, :0], fixed, res[5], res[6], mats[res[1], 0],

@@ -41,30 +41,6 @@ def mm_into(a, b, out):
 
 
 @njit(cache=True)
-def mv(a, v):
-    """a @ v."""
-    out = np.zeros(a.shape[0])
-    for i in range(a.shape[0]):
-        t = 0.0
-        for r in range(a.shape[1]):
-            t += a[i, r] * v[r]
-        out[i] = t
-    return out
-
-
-@njit(cache=True)
-def tmv(a, v):
-    """a.T @ v."""
-    out = np.zeros(a.shape[1])
-    for j in range(a.shape[1]):
-        t = 0.0
-        for r in range(a.shape[0]):
-            t += a[r, j] * v[r]
-        out[j] = t
-    return out
-
-
-@njit(cache=True)
 def dot(a, b):
     t = 0.0
     for r in range(a.shape[0]):
@@ -92,13 +68,14 @@ def quat_matrix(w, x, y, z, out):
 
 
 @njit(cache=True)
-def _axis_angle(a, angle, out, k, kk):
-    """I + s K + (1 - c) K K about unit axis a (as ``base.spatial.axis_angle_matrix``); k, kk: 3x3 scratch."""
+def _axis_angle(a0, a1, a2, angle, out, k, kk):
+    """out[:3, :3] = I + s K + (1 - c) K K about the unit axis (a0, a1, a2) (as
+    ``base.spatial.axis_angle_matrix``); k, kk: 3x3 scratch."""
     c, s = np.cos(angle), np.sin(angle)
     for r in range(3):
         for col in range(3):
             k[r, col] = 0.0
-    k[0, 1], k[0, 2], k[1, 0], k[1, 2], k[2, 0], k[2, 1] = -a[2], a[1], a[2], -a[0], -a[1], a[0]
+    k[0, 1], k[0, 2], k[1, 0], k[1, 2], k[2, 0], k[2, 1] = -a2, a1, a2, -a0, -a1, a0
     mm_into(k, k, kk)
     for r in range(3):
         for col in range(3):
@@ -106,126 +83,163 @@ def _axis_angle(a, angle, out, k, kk):
 
 
 @njit(cache=True)
-def _motion(kind, qj, axis, pu, pv, t, k3, kk3):
-    """The joint's motion transform into t (4x4); k3, kk3: 3x3 scratch."""
+def _motion(kind, q, g, axis, pu, pv, i, t, k3, kk3):
+    """Body i's joint motion transform into t (4x4) from its coordinates q[g:]; k3, kk3: 3x3 scratch.
+    Arrays and indices rather than views: a view per body costs a reference count."""
     for r in range(4):
         for c in range(4):
             t[r, c] = 1.0 if r == c else 0.0
     if kind == REVOLUTE:
-        _axis_angle(axis, qj[0], t[:3, :3], k3, kk3)
+        _axis_angle(axis[i, 0], axis[i, 1], axis[i, 2], q[g], t, k3, kk3)
     elif kind == PRISMATIC:
         for r in range(3):
-            t[r, 3] = qj[0] * axis[r]
+            t[r, 3] = q[g] * axis[i, r]
     elif kind == SPHERICAL:
-        quat_matrix(qj[0], qj[1], qj[2], qj[3], t[:3, :3])
+        quat_matrix(q[g], q[g + 1], q[g + 2], q[g + 3], t)
     elif kind == FLOATING:
-        quat_matrix(qj[3], qj[4], qj[5], qj[6], t[:3, :3])
+        quat_matrix(q[g + 3], q[g + 4], q[g + 5], q[g + 6], t)
         for r in range(3):
-            t[r, 3] = qj[r]
+            t[r, 3] = q[g + r]
     elif kind == PLANAR:
         for r in range(3):
-            t[r, 3] = qj[0] * pu[r] + qj[1] * pv[r]
-        _axis_angle(axis, qj[2], t[:3, :3], k3, kk3)
-
-
-@njit(cache=True)
-def _cross_into(a0, a1, a2, b0, b1, b2, out, o):
-    out[o] = a1 * b2 - a2 * b1
-    out[o + 1] = a2 * b0 - a0 * b2
-    out[o + 2] = a0 * b1 - a1 * b0
+            t[r, 3] = q[g] * pu[i, r] + q[g + 1] * pv[i, r]
+        _axis_angle(axis[i, 0], axis[i, 1], axis[i, 2], q[g + 2], t, k3, kk3)
 
 
 @njit(cache=True)
 def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local):
     """Frames (n, 4, 4), motion subspaces S (n, 6, 6), spatial velocities (n, 6), COMs (n, 3) and spatial
-    inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``."""
+    inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``. Every product is
+    written out by index over whole arrays (no per-body views, no allocation per body), summed in the
+    order ``mm_into``/``mv`` sum."""
     n = parent.shape[0]
     frames = np.zeros((n, 4, 4))
     S = np.zeros((n, 6, 6))
     vel = np.zeros((n, 6))
     com = np.zeros((n, 3))
     inertia = np.zeros((n, 6, 6))
-    # scratch, reused by every body (no allocation per body)
-    jf = np.empty((4, 4))
+    jf = np.empty((4, 4))  # the joint frame: parent frame @ origin
     tm = np.empty((4, 4))
-    mvd = np.empty((4, 4))
+    mvd = np.empty((4, 4))  # the moved frame: jf @ motion
     k3 = np.empty((3, 3))
     kk3 = np.empty((3, 3))
     t3 = np.empty((3, 3))
     ic = np.empty((3, 3))
     cx = np.zeros((3, 3))
-    top = np.empty((3, 3))
+    a = np.empty(3)
+    du = np.empty(3)
+    dv = np.empty(3)
     for i in range(n):
-        if parent[i] < 0:
-            for r in range(4):
-                for c in range(4):
+        p = parent[i]
+        for r in range(4):
+            for c in range(4):
+                if p < 0:
                     jf[r, c] = origin[i, r, c]
-        else:
-            mm_into(frames[parent[i]], origin[i], jf)
+                else:
+                    t = 0.0
+                    for m in range(4):
+                        t += frames[p, r, m] * origin[i, m, c]
+                    jf[r, c] = t
         k = kind[i]
         if k != FIXED:
-            _motion(k, q[gs0[i]:], axis[i], pu[i], pv[i], tm, k3, kk3)
+            _motion(k, q, gs0[i], axis, pu, pv, i, tm, k3, kk3)
             mm_into(jf, tm, mvd)
-            moved = mvd
         else:
-            moved = jf
-        mm_into(moved, offset[i], frames[i])
-        frame = frames[i]
-        rot = jf[:3, :3]
-        p = jf[:3, 3]
-        s = S[i]
+            for r in range(4):
+                for c in range(4):
+                    mvd[r, c] = jf[r, c]
+        for r in range(4):
+            for c in range(4):
+                t = 0.0
+                for m in range(4):
+                    t += mvd[r, m] * offset[i, m, c]
+                frames[i, r, c] = t
+        # motion subspace columns from the joint frame (rotation jf[:3, :3], origin jf[:3, 3])
+        if k == REVOLUTE or k == PRISMATIC or k == PLANAR:
+            for r in range(3):
+                t = 0.0
+                for m in range(3):
+                    t += jf[r, m] * axis[i, m]
+                a[r] = t
+        p0, p1, p2 = jf[0, 3], jf[1, 3], jf[2, 3]
         if k == REVOLUTE:
-            a = mv(rot, axis[i])
-            s[0, 0], s[1, 0], s[2, 0] = a[0], a[1], a[2]
-            _cross_into(p[0], p[1], p[2], a[0], a[1], a[2], s[:, 0], 3)
+            for r in range(3):
+                S[i, r, 0] = a[r]
+            S[i, 3, 0] = p1 * a[2] - p2 * a[1]
+            S[i, 4, 0] = p2 * a[0] - p0 * a[2]
+            S[i, 5, 0] = p0 * a[1] - p1 * a[0]
         elif k == PRISMATIC:
-            a = mv(rot, axis[i])
-            s[3, 0], s[4, 0], s[5, 0] = a[0], a[1], a[2]
+            for r in range(3):
+                S[i, 3 + r, 0] = a[r]
         elif k == SPHERICAL:
             for c in range(3):
-                s[0, c], s[1, c], s[2, c] = rot[0, c], rot[1, c], rot[2, c]
-                _cross_into(p[0], p[1], p[2], rot[0, c], rot[1, c], rot[2, c], s[:, c], 3)
+                b0, b1, b2 = jf[0, c], jf[1, c], jf[2, c]
+                S[i, 0, c], S[i, 1, c], S[i, 2, c] = b0, b1, b2
+                S[i, 3, c] = p1 * b2 - p2 * b1
+                S[i, 4, c] = p2 * b0 - p0 * b2
+                S[i, 5, c] = p0 * b1 - p1 * b0
         elif k == FLOATING:
-            cpos = moved[:3, 3]
+            m0, m1, m2 = mvd[0, 3], mvd[1, 3], mvd[2, 3]
             for c in range(3):
+                b0, b1, b2 = jf[0, c], jf[1, c], jf[2, c]
                 for r in range(3):
-                    s[3 + r, c] = rot[r, c]
-                    s[r, 3 + c] = rot[r, c]
-                _cross_into(cpos[0], cpos[1], cpos[2], rot[0, c], rot[1, c], rot[2, c], s[:, 3 + c], 3)
+                    S[i, 3 + r, c] = jf[r, c]
+                    S[i, r, 3 + c] = jf[r, c]
+                S[i, 3, 3 + c] = m1 * b2 - m2 * b1
+                S[i, 4, 3 + c] = m2 * b0 - m0 * b2
+                S[i, 5, 3 + c] = m0 * b1 - m1 * b0
         elif k == PLANAR:
-            cpos = moved[:3, 3]
-            a = mv(rot, axis[i])
-            du = mv(rot, pu[i])
-            dv = mv(rot, pv[i])
+            m0, m1, m2 = mvd[0, 3], mvd[1, 3], mvd[2, 3]
             for r in range(3):
-                s[3 + r, 0] = du[r]
-                s[3 + r, 1] = dv[r]
-                s[r, 2] = a[r]
-            _cross_into(cpos[0], cpos[1], cpos[2], a[0], a[1], a[2], s[:, 2], 3)
-        fr = frame[:3, :3]
-        c3 = mv(fr, com_local[i])
+                tu, tv = 0.0, 0.0
+                for m in range(3):
+                    tu += jf[r, m] * pu[i, m]
+                    tv += jf[r, m] * pv[i, m]
+                du[r], dv[r] = tu, tv
+            for r in range(3):
+                S[i, 3 + r, 0] = du[r]
+                S[i, 3 + r, 1] = dv[r]
+                S[i, r, 2] = a[r]
+            S[i, 3, 2] = m1 * a[2] - m2 * a[1]
+            S[i, 4, 2] = m2 * a[0] - m0 * a[2]
+            S[i, 5, 2] = m0 * a[1] - m1 * a[0]
+        # centre of mass, rotated inertia and the spatial inertia [[Ic + m cx cx^T, m cx], [m cx^T, m I]]
         for r in range(3):
-            c3[r] += frame[r, 3]
-            com[i, r] = c3[r]
-        mm_into(fr, inertia_local[i], t3)
-        mm_into(t3, fr.T, ic)
-        m = mass[i]
-        # spatial_inertia(m, c, Ic): [[Ic + m cx cx^T, m cx], [m cx^T, m I]]
-        cx[0, 1], cx[0, 2], cx[1, 0], cx[1, 2], cx[2, 0], cx[2, 1] = -c3[2], c3[1], c3[2], -c3[0], -c3[1], c3[0]
-        mm_into(cx, cx.T, top)
+            t = 0.0
+            for m in range(3):
+                t += frames[i, r, m] * com_local[i, m]
+            com[i, r] = t + frames[i, r, 3]
         for r in range(3):
             for c in range(3):
-                inertia[i, r, c] = ic[r, c] + m * top[r, c]
-                inertia[i, r, 3 + c] = m * cx[r, c]
-                inertia[i, 3 + r, c] = m * cx[c, r]
-            inertia[i, 3 + r, 3 + r] = m
-        if parent[i] >= 0:
+                t = 0.0
+                for m in range(3):
+                    t += frames[i, r, m] * inertia_local[i, m, c]
+                t3[r, c] = t
+        for r in range(3):
+            for c in range(3):
+                t = 0.0
+                for m in range(3):
+                    t += t3[r, m] * frames[i, c, m]
+                ic[r, c] = t
+        ms = mass[i]
+        c0, c1, c2 = com[i, 0], com[i, 1], com[i, 2]
+        cx[0, 1], cx[0, 2], cx[1, 0], cx[1, 2], cx[2, 0], cx[2, 1] = -c2, c1, c2, -c0, -c1, c0
+        for r in range(3):
+            for c in range(3):
+                t = 0.0
+                for m in range(3):
+                    t += cx[r, m] * cx[c, m]
+                inertia[i, r, c] = ic[r, c] + ms * t
+                inertia[i, r, 3 + c] = ms * cx[r, c]
+                inertia[i, 3 + r, c] = ms * cx[c, r]
+            inertia[i, 3 + r, 3 + r] = ms
+        if p >= 0:
             for r in range(6):
-                vel[i, r] = vel[parent[i], r]
+                vel[i, r] = vel[p, r]
         for c in range(nd[i]):
             uc = u[ds0[i] + c]
             for r in range(6):
-                vel[i, r] += s[r, c] * uc
+                vel[i, r] += S[i, r, c] * uc
     return frames, S, vel, com, inertia
 
 
@@ -242,29 +256,36 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
                 for c in range(6):
                     comp[p, r, c] += comp[i, r, c]
     m = np.zeros((nv, nv))
-    f6 = np.empty((6, 6))
-    blk = np.empty((6, 6))
+    f6 = np.empty((6, 6))  # comp[i] @ S[i], by index (no views of comp or S)
     for i in range(n - 1, -1, -1):
         di = nd[i]
         if di == 0:
             continue
-        mm_into(comp[i], S[i, :, :di], f6)
-        f = f6[:, :di]
+        for r in range(6):
+            for c in range(di):
+                t = 0.0
+                for x in range(6):
+                    t += comp[i, r, x] * S[i, x, c]
+                f6[r, c] = t
         a = ds0[i]
-        mm_into(S[i, :, :di].T, f, blk)
         for r in range(di):
             for c in range(di):
-                m[a + r, a + c] = blk[r, c]
+                t = 0.0
+                for x in range(6):
+                    t += S[i, x, r] * f6[x, c]
+                m[a + r, a + c] = t
         j = parent[i]
         while j >= 0:
             dj = nd[j]
             if dj > 0:
                 b = ds0[j]
-                mm_into(f.T, S[j, :, :dj], blk)
                 for r in range(di):
                     for c in range(dj):
-                        m[a + r, b + c] = blk[r, c]
-                        m[b + c, a + r] = blk[r, c]
+                        t = 0.0
+                        for x in range(6):
+                            t += f6[x, r] * S[j, x, c]
+                        m[a + r, b + c] = t
+                        m[b + c, a + r] = t
             j = parent[j]
     for k in range(nv):
         m[k, k] += armature[k]
@@ -272,86 +293,80 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
 
 
 @njit(cache=True)
-def _mcross(v, m):
-    """Spatial motion cross product v x m."""
-    out = np.empty(6)
-    _cross_into(v[0], v[1], v[2], m[0], m[1], m[2], out, 0)
-    _cross_into(v[0], v[1], v[2], m[3], m[4], m[5], out, 3)
-    t = np.empty(3)
-    _cross_into(v[3], v[4], v[5], m[0], m[1], m[2], t, 0)
-    out[3] += t[0]
-    out[4] += t[1]
-    out[5] += t[2]
-    return out
-
-
-@njit(cache=True)
-def _fcross(v, f):
-    """Spatial force cross product v x* f."""
-    out = np.empty(6)
-    _cross_into(v[0], v[1], v[2], f[0], f[1], f[2], out, 0)
-    t = np.empty(3)
-    _cross_into(v[3], v[4], v[5], f[3], f[4], f[5], t, 0)
-    out[0] += t[0]
-    out[1] += t[1]
-    out[2] += t[2]
-    _cross_into(v[0], v[1], v[2], f[3], f[4], f[5], out, 3)
-    return out
-
-
-@njit(cache=True)
 def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
-    """h(q, u) by recursive Newton-Euler (``ArticulatedSystem.inverse_dynamics(None)``)."""
+    """h(q, u) by recursive Newton-Euler (``ArticulatedSystem.inverse_dynamics(None)``). The spatial cross
+    products (motion v x m: [w x mw; w x mv + v x mw], force v x* f: [w x fw + v x fv; w x fv]) are
+    written out on scalars into scratch reused by every body: no allocation or view per body."""
     n = parent.shape[0]
     nv = u.shape[0]
     acc = np.zeros((n, 6))
     force = np.zeros((n, 6))
-    a0 = np.zeros(6)
-    a0[3], a0[4], a0[5] = -gravity[0], -gravity[1], -gravity[2]
-    vp = np.zeros(6)
+    su = np.empty(6)
+    vp = np.empty(6)
+    ap = np.empty(6)
     for i in range(n):
-        if parent[i] < 0:
+        p = parent[i]
+        for r in range(6):
+            vp[r] = vel[p, r] if p >= 0 else 0.0
+            ap[r] = acc[p, r] if p >= 0 else 0.0
+        if p < 0:
+            ap[3], ap[4], ap[5] = -gravity[0], -gravity[1], -gravity[2]
+        b = ds0[i]
+        for r in range(6):
+            su[r] = 0.0
+        for c in range(nd[i]):
             for r in range(6):
-                vp[r] = 0.0
-            ap = a0
-        else:
-            for r in range(6):
-                vp[r] = vel[parent[i], r]
-            ap = acc[parent[i]]
-        d = nd[i]
-        s = S[i]
-        su = np.zeros(6)
-        for c in range(d):
-            for r in range(6):
-                su[r] += s[r, c] * u[ds0[i] + c]
-        sd = _mcross(vp, su)
+                su[r] += S[i, r, c] * u[b + c]
+        # sd = vp x su (motion cross product)
+        w0, w1, w2, v0, v1, v2 = vp[0], vp[1], vp[2], vp[3], vp[4], vp[5]
+        m0, m1, m2, m3, m4, m5 = su[0], su[1], su[2], su[3], su[4], su[5]
+        sd0, sd1, sd2 = w1 * m2 - w2 * m1, w2 * m0 - w0 * m2, w0 * m1 - w1 * m0
+        sd3, sd4, sd5 = w1 * m5 - w2 * m4, w2 * m3 - w0 * m5, w0 * m4 - w1 * m3
+        sd3 += v1 * m2 - v2 * m1
+        sd4 += v2 * m0 - v0 * m2
+        sd5 += v0 * m1 - v1 * m0
         k = kind[i]
         if k == FLOATING or k == PLANAR:
-            vr = np.zeros(3)
-            wr = np.zeros(3)
-            b = ds0[i]
             if k == FLOATING:
-                for r in range(3):
-                    for c in range(3):
-                        vr[r] += s[3 + r, c] * u[b + c]
-                        wr[r] += s[r, 3 + c] * u[b + 3 + c]
+                vr0, vr1, vr2, wr0, wr1, wr2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+                for c in range(3):
+                    vr0 += S[i, 3, c] * u[b + c]
+                    wr0 += S[i, 0, 3 + c] * u[b + 3 + c]
+                for c in range(3):
+                    vr1 += S[i, 4, c] * u[b + c]
+                    wr1 += S[i, 1, 3 + c] * u[b + 3 + c]
+                for c in range(3):
+                    vr2 += S[i, 5, c] * u[b + c]
+                    wr2 += S[i, 2, 3 + c] * u[b + 3 + c]
             else:
-                for r in range(3):
-                    vr[r] = s[3 + r, 0] * u[b] + s[3 + r, 1] * u[b + 1]
-                    wr[r] = s[r, 2] * u[b + 2]
-            t = np.empty(3)
-            _cross_into(vr[0], vr[1], vr[2], wr[0], wr[1], wr[2], t, 0)
-            sd[3] += t[0]
-            sd[4] += t[1]
-            sd[5] += t[2]
+                vr0 = S[i, 3, 0] * u[b] + S[i, 3, 1] * u[b + 1]
+                vr1 = S[i, 4, 0] * u[b] + S[i, 4, 1] * u[b + 1]
+                vr2 = S[i, 5, 0] * u[b] + S[i, 5, 1] * u[b + 1]
+                wr0, wr1, wr2 = S[i, 0, 2] * u[b + 2], S[i, 1, 2] * u[b + 2], S[i, 2, 2] * u[b + 2]
+            sd3 += vr1 * wr2 - vr2 * wr1
+            sd4 += vr2 * wr0 - vr0 * wr2
+            sd5 += vr0 * wr1 - vr1 * wr0
+        acc[i, 0], acc[i, 1], acc[i, 2] = ap[0] + sd0, ap[1] + sd1, ap[2] + sd2
+        acc[i, 3], acc[i, 4], acc[i, 5] = ap[3] + sd3, ap[4] + sd4, ap[5] + sd5
+        # force = I a + v x* (I v)
         for r in range(6):
-            acc[i, r] = ap[r] + sd[r]
-        v = vel[i]
-        iv = mv(inertia[i], v)
-        fa = mv(inertia[i], acc[i])
-        fc = _fcross(v, iv)
+            t = 0.0
+            for c in range(6):
+                t += inertia[i, r, c] * vel[i, c]
+            su[r] = t  # I v
+        w0, w1, w2, v0, v1, v2 = vel[i, 0], vel[i, 1], vel[i, 2], vel[i, 3], vel[i, 4], vel[i, 5]
+        f0, f1, f2, f3, f4, f5 = su[0], su[1], su[2], su[3], su[4], su[5]
+        fc0 = (w1 * f2 - w2 * f1) + (v1 * f5 - v2 * f4)
+        fc1 = (w2 * f0 - w0 * f2) + (v2 * f3 - v0 * f5)
+        fc2 = (w0 * f1 - w1 * f0) + (v0 * f4 - v1 * f3)
+        fc3, fc4, fc5 = w1 * f5 - w2 * f4, w2 * f3 - w0 * f5, w0 * f4 - w1 * f3
         for r in range(6):
-            force[i, r] = fa[r] + fc[r]
+            t = 0.0
+            for c in range(6):
+                t += inertia[i, r, c] * acc[i, c]
+            vp[r] = t  # I a
+        force[i, 0], force[i, 1], force[i, 2] = vp[0] + fc0, vp[1] + fc1, vp[2] + fc2
+        force[i, 3], force[i, 4], force[i, 5] = vp[3] + fc3, vp[4] + fc4, vp[5] + fc5
     tau = np.zeros(nv)
     for i in range(n - 1, -1, -1):
         for c in range(nd[i]):

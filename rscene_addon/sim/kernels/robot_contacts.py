@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .articulated import dot, mm, tmv
+from .articulated import dot, mm
 
 SPHERE, BOX, CAPSULE, CYLINDER = 0, 1, 2, 3
 DUPLICATE = 1e-3  # as link_pairs.DUPLICATE
@@ -73,30 +73,25 @@ def _rows_into(rows, c, basis, jp):
 
 
 @njit(cache=True)
-def _world_point(frame, x):
-    out = np.empty(3)
-    for r in range(3):
-        out[r] = frame[r, 0] * x[0] + frame[r, 1] * x[1] + frame[r, 2] * x[2] + frame[r, 3]
-    return out
-
-
-@njit(cache=True)
 def _world_centres(frames, centres):
     """(L, 3) world points of each link's local point ``centres[i]`` in its frame ``frames[i]``."""
     out = np.empty((centres.shape[0], 3))
     for i in range(centres.shape[0]):
-        out[i] = _world_point(frames[i], centres[i])
+        # element by element: ``out[i] = vector`` compiles numpy's broadcasting (with its error messages),
+        # which was a sixth of the robot kernels' first compile
+        for r in range(3):
+            out[i, r] = (frames[i, r, 0] * centres[i, 0] + frames[i, r, 1] * centres[i, 1]
+                         + frames[i, r, 2] * centres[i, 2] + frames[i, r, 3])
     return out
 
 
 @njit(cache=True)
-def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitution, threshold, erp, slop,
-               u_free, u0, parent, ds0, nd, S, dt):
+def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, u_free, u0, parent, ds0, nd, S, dt):
     """Contacts of link sample points with planes (normal ``pn`` (G, 3), n.x = ``pd``; ``allowed`` (L, G)):
     per link, per plane, per point within ``reach[g]``, as ``WorldContacts.contacts`` and
     ``_ground_contacts`` add them. ``vbody`` (G, 3): the velocity of each plane's body (a kinematic plane
-    may translate; the caller takes the numpy route for a spinning one).
-    Returns link, plane, point, normal, depth, target, push, speed, rows (C, 3, nv) (normal, t1, t2)."""
+    may translate; the caller takes the numpy route for a spinning one); ``pmat`` (G, 3): friction,
+    restitution and its threshold velocity per plane. Returns link, plane, point, normal, depth, target, push, speed, rows (C, 3, nv) (normal, t1, t2)."""
     L = p0.shape[0] - 1
     G = pn.shape[0]
     nv = u_free.shape[0]
@@ -110,6 +105,10 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
     push = np.empty(cap)
     speed = np.empty(cap)
     rows = np.empty((cap, 3, nv))
+    # the normal speed of every point in reach (most do not close this step): from the bodies' velocities
+    vel_free = body_velocities(u_free, parent, ds0, nd, S)
+    vel0 = body_velocities(u0, parent, ds0, nd, S)
+    p = np.empty(3)
     c = 0
     for i in range(L):
         if p0[i + 1] == p0[i]:
@@ -127,22 +126,14 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, friction, restitu
                 gap = n[0] * x0 + n[1] * x1 + n[2] * x2 - pd[g] - pts[k, 3]
                 if not gap < reach[g]:
                     continue
-                p = np.empty(3)
                 p[0], p[1], p[2] = x0 - pts[k, 3] * n[0], x1 - pts[k, 3] * n[1], x2 - pts[k, 3] * n[2]
-                jp = point_jacobian(i, p, parent, ds0, nd, S, nv)
                 vb = n[0] * vbody[g, 0] + n[1] * vbody[g, 1] + n[2] * vbody[g, 2]
-                vn = 0.0
-                vn0 = 0.0
-                for col in range(nv):
-                    jn = n[0] * jp[0, col] + n[1] * jp[1, col] + n[2] * jp[2, col]
-                    vn += jn * u_free[col]
-                    vn0 += jn * u0[col]
-                vn -= vb
-                vn0 -= vb
-                ok, t0, t1 = targets(gap, vn, vn0, restitution[g], threshold[g], dt, erp[g], slop[g])
+                vn = _normal_speed(vel_free, i, p, n) - vb
+                vn0 = _normal_speed(vel0, i, p, n) - vb
+                ok, t0, t1 = targets(gap, vn, vn0, pmat[g, 1], pmat[g, 2], dt, erp[g], slop[g])
                 if not ok:
                     continue
-                _rows_into(rows, c, tangents(n), jp)
+                _rows_into(rows, c, tangents(n), point_jacobian(i, p, parent, ds0, nd, S, nv))
                 for r in range(3):
                     point[c, r], normal[c, r] = p[r], n[r]
                 link[c], plane[c], depth[c] = i, g, -gap
@@ -303,11 +294,11 @@ def _segment_closest(ta, ha, tb, hb):
 
 
 @njit(cache=True)
-def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
-    """``link_pairs._sphere_speeds``: the fastest any point of each link's bounding sphere moves at ``u``."""
+def body_velocities(u, parent, ds0, nd, S):
+    """(n, 6) spatial velocities [w; v] (world-origin Plücker) of every body at joint velocities ``u``: a
+    point p fixed on body i moves at v + w x p, which is ``point_jacobian(i, p) @ u`` without the matrix."""
     n = parent.shape[0]
     vel = np.zeros((n, 6))
-    out = np.zeros(n)
     for i in range(n):
         if parent[i] >= 0:
             for r in range(6):
@@ -315,10 +306,30 @@ def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
         for c in range(nd[i]):
             for r in range(6):
                 vel[i, r] += S[i, r, c] * u[ds0[i] + c]
-        w0, w1, w2, c3 = vel[i, 0], vel[i, 1], vel[i, 2], centres[i]
-        v0 = vel[i, 3] + w1 * c3[2] - w2 * c3[1]
-        v1 = vel[i, 4] + w2 * c3[0] - w0 * c3[2]
-        v2 = vel[i, 5] + w0 * c3[1] - w1 * c3[0]
+    return vel
+
+
+@njit(cache=True)
+def _normal_speed(vel, i, p, n):
+    """n . (velocity of the point p fixed on body i) for body velocities ``vel`` (``body_velocities``)."""
+    w0, w1, w2 = vel[i, 0], vel[i, 1], vel[i, 2]
+    v0 = vel[i, 3] + (w1 * p[2] - w2 * p[1])
+    v1 = vel[i, 4] + (w2 * p[0] - w0 * p[2])
+    v2 = vel[i, 5] + (w0 * p[1] - w1 * p[0])
+    return n[0] * v0 + n[1] * v1 + n[2] * v2
+
+
+@njit(cache=True)
+def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
+    """``link_pairs._sphere_speeds``: the fastest any point of each link's bounding sphere moves at ``u``."""
+    vel = body_velocities(u, parent, ds0, nd, S)
+    out = np.zeros(parent.shape[0])
+    for i in range(parent.shape[0]):
+        w0, w1, w2 = vel[i, 0], vel[i, 1], vel[i, 2]
+        c0, c1, c2 = centres[i, 0], centres[i, 1], centres[i, 2]
+        v0 = vel[i, 3] + w1 * c2 - w2 * c1
+        v1 = vel[i, 4] + w2 * c0 - w0 * c2
+        v2 = vel[i, 5] + w0 * c1 - w1 * c0
         out[i] = np.sqrt(v0 * v0 + v1 * v1 + v2 * v2) + np.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * max(radii[i], 0.0)
     return out
 
@@ -343,7 +354,16 @@ def _world_geometry(frames, pts, p0, st, ss, so, s0):
                 lo[i, r] = min(lo[i, r], v - pts[k, 3])
                 hi[i, r] = max(hi[i, r], v + pts[k, 3])
         for sh in range(s0[i], s0[i + 1]):
-            t = mm(f, so[sh])
+            # the shape's world pose f @ so[sh] (its rotation and origin), written in place
+            for r in range(3):
+                for col in range(4):
+                    t = 0.0
+                    for m in range(4):
+                        t += f[r, m] * so[sh, m, col]
+                    if col < 3:
+                        sR[sh, r, col] = t
+                    else:
+                        sc[sh, r] = t
             kind, z = st[sh], ss[sh]
             if kind == BOX:
                 rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
@@ -355,29 +375,35 @@ def _world_geometry(frames, pts, p0, st, ss, so, s0):
                 rad = z[0]
             srad[sh] = rad
             for r in range(3):
-                sc[sh, r] = t[r, 3]
-                for col in range(3):
-                    sR[sh, r, col] = t[r, col]
-                lo[i, r] = min(lo[i, r], t[r, 3] - rad)
-                hi[i, r] = max(hi[i, r], t[r, 3] + rad)
+                lo[i, r] = min(lo[i, r], sc[sh, r] - rad)
+                hi[i, r] = max(hi[i, r], sc[sh, r] + rad)
     return wp, sc, sR, srad, lo, hi
 
 
 @njit(cache=True)
-def _points_vs_shapes(wp, pts, k0, k1, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn, fg, cnt):
+def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn,
+                      fg, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
     rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
     ``flip``: the points are b's. A point farther than its reach from a shape's bounding sphere is skipped
-    before its signed distance (it cannot be within reach of the shape)."""
+    before its signed distance (it cannot be within reach of the shape), and a shape whose bounding sphere is
+    farther than its reach from the points' box ``plo``/``phi`` (which holds every point with its radius)
+    skips them all."""
     if k1 == k0 or s1 == s0:
         return cnt
     for sh in range(s0, s1):
-        c, R = sc[sh], sR[sh]
+        c0, c1, c2, rad = sc[sh, 0], sc[sh, 1], sc[sh, 2], srad[sh]
+        e0 = max(plo[0] - c0, 0.0, c0 - phi[0])
+        e1 = max(plo[1] - c1, 0.0, c1 - phi[1])
+        e2 = max(plo[2] - c2, 0.0, c2 - phi[2])
+        if np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) >= rad + reach:
+            continue
         for k in range(k0, k1):
-            x = wp[k]
-            d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
-            if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - srad[sh] - pts[k, 3] >= reach:
+            # the bounding-sphere reject by index: most points fail it, and a view per point costs more
+            d0, d1, d2 = wp[k, 0] - c0, wp[k, 1] - c1, wp[k, 2] - c2
+            if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rad - pts[k, 3] >= reach:
                 continue
+            c, R, x = sc[sh], sR[sh], wp[k]
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
                 m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, towards)
@@ -411,11 +437,15 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     nva, nvb = ua.shape[0], ub.shape[0]
     ca = _world_centres(fa_, bca)
     spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
+    # body velocities at the free and the current joint velocities: the normal speed of each candidate
+    # point (most do not close this step) without its Jacobians
+    vfa, v0a = body_velocities(ua, para, ds0a, nda, Sa), body_velocities(u0a, para, ds0a, nda, Sa)
     if same:
-        cb, spb = ca, spa
+        cb, spb, vfb, v0b = ca, spa, vfa, v0a
     else:
         cb = _world_centres(fb_, bcb)
         spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
+        vfb, v0b = body_velocities(ub, parb, ds0b, ndb, Sb), body_velocities(u0b, parb, ds0b, ndb, Sb)
     wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
     if same:
         wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
@@ -439,6 +469,8 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     fn = np.empty((FMAX, 3))
     fg = np.empty(FMAX)
     keep = np.empty(FMAX, np.bool_)
+    p = np.empty(3)
+    n = np.empty(3)
     for i in range(La):
         if bra[i] < 0:
             continue
@@ -458,10 +490,10 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if apart:
                 continue
             A, B = fa_[i], fb_[j]
-            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], st_b, ss_b, scb, sRb, sradb, s0b[j],
-                                        s0b[j + 1], ca[i], reach, False, fa, fb, fn, fg, 0)
-            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], st_a, ss_a, sca, sRa, srada, s0a[i],
-                                        s0a[i + 1], cb[j], reach, True, fa, fb, fn, fg, n_found)
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa[i], hia[i], st_b, ss_b, scb, sRb,
+                                        sradb, s0b[j], s0b[j + 1], ca[i], reach, False, fa, fb, fn, fg, 0)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob[j], hib[j], st_a, ss_a, sca, sRa,
+                                        srada, s0a[i], s0a[i + 1], cb[j], reach, True, fa, fb, fn, fg, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue
@@ -496,11 +528,14 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             for f in range(n_found):
                 if not keep[f]:
                     continue
-                p = np.empty(3)
-                n = np.empty(3)
                 for r in range(3):
                     p[r] = 0.5 * (fa[f, r] + fb[f, r])
                     n[r] = fn[f, r]
+                vn = _normal_speed(vfa, i, p, n) - _normal_speed(vfb, j, p, n)
+                vn0 = _normal_speed(v0a, i, p, n) - _normal_speed(v0b, j, p, n)
+                ok, t0, t1 = targets(fg[f], vn, vn0, restitution, threshold, dt, erp, slop)
+                if not ok:
+                    continue
                 ja = point_jacobian(i, p, para, ds0a, nda, Sa, nva)
                 jb = point_jacobian(j, p, parb, ds0b, ndb, Sb, nvb)
                 if same:
@@ -508,15 +543,6 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                     for r in range(3):
                         for col in range(nva):
                             jrel[r, col] -= jb[r, col]
-                    vrel = tmv(jrel, n)
-                    vn = dot(vrel, ua)
-                    vn0 = dot(vrel, u0a)
-                else:
-                    vn = dot(tmv(ja, n), ua) - dot(tmv(jb, n), ub)
-                    vn0 = dot(tmv(ja, n), u0a) - dot(tmv(jb, n), u0b)
-                ok, t0, t1 = targets(fg[f], vn, vn0, restitution, threshold, dt, erp, slop)
-                if not ok:
-                    continue
                 if C >= cap:
                     cap *= 2
                     li, lj, point, normal = _grow_i(li, cap), _grow_i(lj, cap), _grow3(point, cap), _grow3(normal, cap)

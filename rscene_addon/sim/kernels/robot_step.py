@@ -45,8 +45,7 @@ def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, 
     reach = np.empty(G)
     for g in range(G):
         reach[g] = max(rmin[g], rbase[g] + 2.0 * dt * (umax + vw[g]))
-    pl = plane_rows(frames, pts, p0, pallow, pn, pd, reach, vbody, pmat[:, 0].copy(), pmat[:, 1].copy(),
-                    pmat[:, 2].copy(), perp, pslop, uf, u, parent, ds0, nd, S, dt)
+    pl = plane_rows(frames, pts, p0, pallow, pn, pd, reach, vbody, pmat, perp, pslop, uf, u, parent, ds0, nd, S, dt)
     sp = pair_rows(np.bool_(True), self_allowed, frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
                    frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
                    self_mat[0], self_mat[1], self_mat[2], erp, slop, margin, dt)

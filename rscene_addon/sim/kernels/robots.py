@@ -41,7 +41,8 @@ def warm_up() -> None:
     p0 = np.array([0, 1, 2], i64)
     one = np.ones(1)
     res = plane_rows(frames, pts, p0, np.ones((2, 1), np.bool_), np.array([[0.0, 0.0, 1.0]]), np.zeros(1),
-                     one, np.zeros((1, 3)), one, 0 * one, one, one, 1e-4 * one, u1, u, parent, ds0, nd, S, 0.01)
+                     one, np.zeros((1, 3)), np.array([[1.0, 0.0, 1.0]]), one, 1e-4 * one, u1, u, parent, ds0, nd, S,
+                     0.01)
     st = np.array([1, 2], i64)
     ss = np.array([[0.1, 0.1, 0.1], [0.05, 0.1, 0.0]])
     so = eye.copy()
