@@ -179,8 +179,9 @@ class Granular:
         # each particle's own margin: how far it can move this step (one fast particle widens only its own)
         speed = np.sqrt(np.sum(v * v, axis=1))
         skin = np.maximum(1.2 * speed * dt, 0.1 * float(r.min())) + spec.cohesion_distance
+        order = None
         if kern is not None:
-            i, j = kern.neighbour_pairs(x, r, skin, _bulk_skin(skin))
+            i, j, order = kern.neighbour_pairs(x, r, skin, _bulk_skin(skin))
         else:
             i, j = self._pairs(x, skin)
         pair_key = i * P + j
@@ -207,7 +208,7 @@ class Granular:
         r_eff = r[i] * r[j] / (r[i] + r[j]) if len(i) else np.zeros(0)
         if kern is not None and not any(m.geom_type[g] == HEIGHTFIELD for g, _ in cand):
             active_pair, active_wall, body_force = self._solve_compiled(
-                kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
+                kern, world, frames, order, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
         else:
             active_pair, active_wall, body_force = self._solve(
                 world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
@@ -219,8 +220,9 @@ class Granular:
             if s.sleeping[body] and np.linalg.norm(fb) > 0:
                 world.wake(int(body))
 
-    def _solve_compiled(self, kern, world, frames, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
-        """``_solve`` as one compiled call (``kernels.particles.substeps``); xi, wxi updated in place."""
+    def _solve_compiled(self, kern, world, frames, order, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt):
+        """``_solve`` as one compiled call (``kernels.particles.substeps_in_order``: on the particles in the
+        neighbour search's cell order); xi, wxi updated in place."""
         s, spec, m = world.state, self.spec, world.model
         if self._geoms is None:
             self._geoms = _geom_tables(m)
@@ -234,7 +236,7 @@ class Granular:
         mat = np.array([spec.normal_stiffness, spec.normal_damping, spec.tangential_stiffness,
                         spec.tangential_damping, spec.friction, spec.rolling_friction, spec.cohesion_stiffness,
                         spec.cohesion_distance, 1.0 if spec.hertz else 0.0])
-        kern.substeps(x, v, w, spec.radii, self.mass, self.inertia, i, j, xi, m_pair, r_eff, mat, wp, wg, wxi,
+        kern.substeps(order, x, v, w, spec.radii, self.mass, self.inertia, i, j, xi, m_pair, r_eff, mat, wp, wg, wxi,
                       g_type, np.ascontiguousarray(frames.pos, dtype=np.float64),
                       np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets,
                       np.ascontiguousarray(s.linear_velocity[body]), np.ascontiguousarray(s.angular_velocity[body]),
@@ -369,7 +371,7 @@ def _compiled():
     from . import kernels
     kernels.load()
     from .kernels import particles, particles_grid
-    return _Kernels(particles.substeps, particles_grid.neighbour_pairs)
+    return _Kernels(particles.substeps_in_order, particles_grid.neighbour_pairs)
 
 
 class _Kernels:

@@ -37,14 +37,15 @@ def test_compiled_pairs_are_the_reference_pairs(seed):
     skin[fast] = rng.uniform(0.002, 0.1, 12)
     skin[fast[:2]] = skin[fast[2]]
     x[fast[3]] = (40.0, -7.0, 3.0)  # one thrown far away: one more occupied cell, not a grid spanning the gap
-    i, j = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    i, j, order = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    assert np.array_equal(np.sort(order), np.arange(P))  # a permutation: the particles in cell order
     ri, rj = _granular(r)._pairs(x, skin)
     bi, bj = _brute(x, r, skin)
     assert np.array_equal(i, bi) and np.array_equal(j, bj)
     assert np.array_equal(i, ri) and np.array_equal(j, rj)
     # one whose reach covers every cell (a skin of 5 m): it walks the occupied cells, not 10^9 ring cells
     skin[fast[4]] = 5.0
-    i, j = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    i, j, _ = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
     bi, bj = _brute(x, r, skin)
     assert np.array_equal(i, bi) and np.array_equal(j, bj)
 
