@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .broadphase import compute_aabbs
-from .geometry import CONVEX, HEIGHTFIELD, PLANE
+from .geometry import CONVEX, PLANE
 from .physics_model import DYNAMIC, GranularSpec
 from .mathutil import cross
 from .sdf import geom_distance, geom_point_velocity
@@ -208,7 +208,7 @@ class Granular:
         wxi = self.wall_hist.lookup(wall_keys, kern)
         m_pair = self.mass[i] * self.mass[j] / (self.mass[i] + self.mass[j]) if len(i) else np.zeros(0)
         r_eff = r[i] * r[j] / (r[i] + r[j]) if len(i) else np.zeros(0)
-        if kern is not None and not any(m.geom_type[g] == HEIGHTFIELD for g, _ in cand):
+        if kern is not None:
             active_pair, active_wall, body_force = self._solve_compiled(
                 kern, world, frames, order, x, v, w, i, j, xi, m_pair, r_eff, cand, wxi, n_sub, h, dt)
         else:
@@ -228,7 +228,7 @@ class Granular:
         s, spec, m = world.state, self.spec, world.model
         if self._geoms is None:
             self._geoms = _geom_tables(m)
-        g_type, g_size, p_start, p_normals, p_offsets = self._geoms
+        g_type, g_size, p_start, p_normals, p_offsets, hfs = self._geoms
         body = m.geom_body
         wp = np.concatenate([idx for _, idx in cand]) if cand else np.zeros(0, np.int64)
         wg = np.concatenate([np.full(len(idx), g, np.int64) for g, idx in cand]) if cand else np.zeros(0, np.int64)
@@ -240,7 +240,7 @@ class Granular:
                         spec.cohesion_distance, 1.0 if spec.hertz else 0.0])
         kern.substeps(order, x, v, w, spec.radii, self.mass, self.inertia, i, j, xi, m_pair, r_eff, mat, wp, wg, wxi,
                       g_type, np.ascontiguousarray(frames.pos, dtype=np.float64),
-                      np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets,
+                      np.ascontiguousarray(frames.rot, dtype=np.float64), g_size, p_start, p_normals, p_offsets, hfs,
                       np.ascontiguousarray(s.linear_velocity[body]), np.ascontiguousarray(s.angular_velocity[body]),
                       np.ascontiguousarray(s.position[body]), np.ascontiguousarray(m.body_mode[body] == DYNAMIC),
                       np.asarray(m.gravity, dtype=np.float64), n_sub, h, dt, active_pair, active_wall, body_f,
@@ -388,8 +388,9 @@ def _bulk_skin(skin: np.ndarray) -> float:
 
 
 def _geom_tables(m):
-    """Per geom: type (G,), size (G, 3), and the face planes of convex geoms (p_start (G + 1,), normals
-    (F, 3), offsets (F,)) for ``kernels.particles_sdf``."""
+    """Per geom: type (G,), size (G, 3), the face planes of convex geoms (p_start (G + 1,), normals
+    (F, 3), offsets (F,)) for ``kernels.particles_sdf``, and the height fields packed (``kernels.terrain``)."""
+    from .kernels.terrain import pack
     normals, offsets, start = [], [], [0]
     for g in range(m.num_geoms):
         poly = m.geom_poly[g] if m.geom_type[g] == CONVEX else None
@@ -400,7 +401,7 @@ def _geom_tables(m):
     return (np.ascontiguousarray(m.geom_type, dtype=np.int64), np.ascontiguousarray(m.geom_size, dtype=np.float64),
             np.array(start, dtype=np.int64),
             np.ascontiguousarray(np.concatenate(normals) if normals else np.zeros((0, 3))),
-            np.ascontiguousarray(np.concatenate(offsets) if offsets else np.zeros(0)))
+            np.ascontiguousarray(np.concatenate(offsets) if offsets else np.zeros(0)), pack(m.geom_hfield))
 
 
 def compute_aabbs_one(m, frames, g):
