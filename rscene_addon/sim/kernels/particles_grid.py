@@ -1,139 +1,155 @@
 """The granular neighbour search, compiled: the pairs ``Granular._pairs`` gives (i < j with
-|x_j - x_i| < r_i + r_j + skin_i + skin_j, sorted by (i, j)), found on a hashed grid.
+|x_j - x_i| < r_i + r_j + skin_i + skin_j, sorted by (i, j)), found on a dense grid of cells sorted by a
+counting sort, and that sort's particle order (the substeps run on particles in cell order, so that a
+pair's two particles sit near each other in memory).
 
-Cells are sized for the bulk's skin (``s_cell``, the caller's 90th percentile); only occupied cells exist
-(sorted by key, found through an open-addressing hash table), so a particle thrown far away adds one cell,
-not a grid that spans the gap. A pair is searched for by its particle with the larger skin (ties: the
-larger index): a bulk particle looks in its 27 cells, a fast one in the rings its own reach needs, or in
-every occupied cell when those rings hold more cells than exist. So a step costs the bulk's pairs plus
-each fast particle's own neighbourhood, at most the occupied cells and the particles: bounded whatever one
-particle does.
+A pair is searched for by its particle with the larger skin (ties: the larger index), in the cells its own
+reach overlaps (r + r_max + 2 skin: 2-3 cells per axis for the bulk, for which the cells are sized, more
+for a fast particle). Cells of one (y, z) row are consecutive in the sort, so each row of that box is one
+contiguous run of particles. The grid spans the particles' bounds while that takes at most ``_CELLS_PER``
+cells per particle; beyond (a few thrown far away) it spans the bulk (the 0.5 .. 99.5 % quantiles per axis)
+and cell coordinates are clamped into it: clamping keeps neighbours in neighbouring cells (it never
+separates coordinates more than they were), the far ones only share the border cells. Cells grow where
+even the bulk would need more. So a step costs the bulk's pairs plus each fast particle's own
+neighbourhood, with memory bounded by the particle count whatever one particle does.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
 
 from .order import argsort
 
-_LIM = np.int64((1 << 20) - 2)  # cell coordinates are clamped to 0 .. _LIM (20 bits each in a key)
+_CELLS_PER = 8  # grid cells per particle at most
+_TAIL = 0.005  # the bulk's bounds when the particles' span would need more cells: these quantiles
 
 
 @njit(cache=True)
-def _coord(value, lo, h):
+def _coord(value, lo, h, n):
+    """The cell of ``value`` along one axis, clamped to 0 .. n - 1 (monotone in value; NaN: 0)."""
     c = (value - lo) / h
-    if not c >= 0.0:  # NaN too
-        return np.int64(0)
-    if c >= _LIM:
-        return _LIM
-    return np.int64(c)
+    if not c >= 0.0:
+        return 0
+    if c >= n - 1:
+        return n - 1
+    return int(c)
 
 
 @njit(cache=True)
-def _slot(key, shift, mask):
-    """Fibonacci hashing: the top bits of the key times 2^64 / golden ratio (every coordinate reaches them)."""
-    return ((key * np.int64(-7046029254386353131)) >> shift) & mask
+def _bounds(x, h, cap):
+    """Grid origin lo (3,), cell size and cells per axis n (3,) for particles x (P, 3), at most ``cap`` cells."""
+    P = x.shape[0]
+    if not h > 0.0:  # zero radii and skins
+        h = 1.0
+    lo, hi = np.empty(3), np.empty(3)
+    for a in range(3):
+        lo[a], hi[a] = np.inf, -np.inf
+    for p in range(P):
+        for a in range(3):
+            v = x[p, a]
+            if v < lo[a]:
+                lo[a] = v
+            if v > hi[a]:
+                hi[a] = v
+    n = np.ones(3, np.int64)
+    span = 1.0
+    for a in range(3):
+        if not (hi[a] - lo[a] < 1e300):  # inf or NaN coordinates: the bulk's bounds below
+            span = np.inf
+        else:
+            span *= (hi[a] - lo[a]) / h + 1.0
+    if span > cap:  # a few far away: the bulk's bounds (finite coordinates only), the rest clamped
+        for a in range(3):
+            col = x[:, a].copy()
+            ok = 0
+            for p in range(P):
+                if math.isfinite(col[p]):
+                    col[ok] = col[p]
+                    ok += 1
+            if ok == 0:
+                lo[a], hi[a] = 0.0, 0.0
+                continue
+            col = col[:ok]
+            srt = argsort(col)
+            lo[a] = col[srt[int(_TAIL * (ok - 1))]]
+            hi[a] = col[srt[int(math.ceil((1.0 - _TAIL) * (ok - 1)))]]
+    while True:  # even the bulk too sparse for the cap: bigger cells (searches stay correct, only wider)
+        vol = 1.0
+        for a in range(3):
+            vol *= (hi[a] - lo[a]) / h + 1.0
+        if not vol > cap:
+            break
+        h *= max((vol / cap) ** (1.0 / 3.0), 1.01)
+    for a in range(3):
+        n[a] = int((hi[a] - lo[a]) / h) + 1
+    return lo, h, n
 
 
 @njit(cache=True)
 def neighbour_pairs(x, r, skin, s_cell):
-    """Sorted candidate pairs (i (N,), j (N,)) of particles x (P, 3), radii r (P,), skins (P,)."""
+    """Sorted candidate pairs (i (N,), j (N,)) of particles x (P, 3), radii r (P,), skins (P,), and the
+    particles in cell order (P,). ``s_cell``: the bulk's skin the cells are sized for."""
     P = x.shape[0]
     rmax = 0.0
-    lo = np.empty(3)
-    for a in range(3):
-        lo[a] = np.inf
     for p in range(P):
         rmax = max(rmax, r[p])
-        for a in range(3):
-            if x[p, a] < lo[a]:
-                lo[a] = x[p, a]
-    h = 2.0 * rmax + 2.0 * s_cell
+    lo, h, n = _bounds(x, 2.0 * rmax + 2.0 * s_cell, _CELLS_PER * P + 64)
+    nx, ny, nz = n[0], n[1], n[2]
     cell = np.empty((P, 3), np.int64)
-    key = np.empty(P, np.int64)
+    count = np.zeros(nx * ny * nz + 1, np.int64)
     for p in range(P):
         for a in range(3):
-            cell[p, a] = _coord(x[p, a], lo[a], h)
-        key[p] = (cell[p, 2] << np.int64(40)) | (cell[p, 1] << np.int64(20)) | cell[p, 0]
-    order = argsort(key)
-    # occupied cells: the runs of equal keys in sorted order
-    ustart = np.empty(P + 1, np.int64)
-    ukey = np.empty(P, np.int64)
-    U = 0
-    for q in range(P):
-        k = key[order[q]]
-        if U == 0 or ukey[U - 1] != k:
-            ukey[U] = k
-            ustart[U] = q
-            U += 1
-    ustart[U] = P
-    size, bits = 4, 2
-    while size < 2 * U:
-        size *= 2
-        bits += 1
-    mask, shift = np.int64(size - 1), np.int64(64 - bits)
-    table = np.full(size, -1, np.int64)
-    for u in range(U):
-        s = _slot(ukey[u], shift, mask)
-        while table[s] >= 0:
-            s = (s + 1) & mask
-        table[s] = u
+            cell[p, a] = _coord(x[p, a], lo[a], h, n[a])
+        count[(cell[p, 2] * ny + cell[p, 1]) * nx + cell[p, 0] + 1] += 1
+    for c in range(nx * ny * nz):
+        count[c + 1] += count[c]  # count[c]: the first sorted position of cell c
+    order = np.empty(P, np.int64)
+    fill = count[:-1].copy()
+    for p in range(P):
+        c = (cell[p, 2] * ny + cell[p, 1]) * nx + cell[p, 0]
+        order[fill[c]] = p
+        fill[c] += 1
+    # the particles' data in cell order: the searches read runs of it
+    xs, rs, ss = np.empty((P, 3)), np.empty(P), np.empty(P)
+    for t in range(P):
+        p = order[t]
+        xs[t, 0], xs[t, 1], xs[t, 2] = x[p, 0], x[p, 1], x[p, 2]
+        rs[t], ss[t] = r[p], skin[p]
     cap = 8 * P + 16
     pi = np.empty(cap, np.int64)
     pj = np.empty(cap, np.int64)
-    n = 0
-    for a in range(P):
-        k = np.int64(1)
-        if skin[a] > s_cell:
-            rings = np.ceil((r[a] + rmax + 2.0 * skin[a]) / h)
-            k = np.int64(rings) if rings < 1e6 else np.int64(1e6)  # (an infinite skin: every cell)
-        ca0, ca1, ca2 = cell[a, 0], cell[a, 1], cell[a, 2]
-        side = 2 * k + 1
-        if side * side * side > U:  # rings wider than the occupied cells: walk those once instead
-            for u in range(U):
-                q0 = order[ustart[u]]
-                if abs(cell[q0, 0] - ca0) <= k and abs(cell[q0, 1] - ca1) <= k and abs(cell[q0, 2] - ca2) <= k:
-                    if n + ustart[u + 1] - ustart[u] > pi.shape[0]:
-                        pi, pj = _grow(pi, 2 * pi.shape[0] + P), _grow(pj, 2 * pi.shape[0] + P)
-                    n = _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n)
-            continue
-        for z in range(-k, k + 1):
-            for y in range(-k, k + 1):
-                for xx in range(-k, k + 1):
-                    c0, c1, c2 = ca0 + xx, ca1 + y, ca2 + z
-                    if c0 < 0 or c1 < 0 or c2 < 0 or c0 > _LIM or c1 > _LIM or c2 > _LIM:
+    m = 0
+    for s in range(P):
+        a = order[s]
+        sa, ra = ss[s], rs[s]
+        reach = ra + rmax + 2.0 * sa
+        xa0, xa1, xa2 = xs[s, 0], xs[s, 1], xs[s, 2]
+        x0, x1 = _coord(xa0 - reach, lo[0], h, nx), _coord(xa0 + reach, lo[0], h, nx)
+        y0, y1 = _coord(xa1 - reach, lo[1], h, ny), _coord(xa1 + reach, lo[1], h, ny)
+        z0, z1 = _coord(xa2 - reach, lo[2], h, nz), _coord(xa2 + reach, lo[2], h, nz)
+        for z in range(z0, z1 + 1):
+            for y in range(y0, y1 + 1):
+                row = (z * ny + y) * nx
+                t0, t1 = count[row + x0], count[row + x1 + 1]
+                if m + t1 - t0 > pi.shape[0]:
+                    grow = 2 * pi.shape[0] + t1 - t0
+                    pi, pj = _grow(pi, grow), _grow(pj, grow)
+                for t in range(t0, t1):
+                    sb = ss[t]
+                    if sb > sa:
                         continue
-                    ck = (c2 << np.int64(40)) | (c1 << np.int64(20)) | c0
-                    s = _slot(ck, shift, mask)
-                    while table[s] >= 0:
-                        u = table[s]
-                        if ukey[u] == ck:
-                            if n + ustart[u + 1] - ustart[u] > pi.shape[0]:
-                                pi, pj = _grow(pi, 2 * pi.shape[0] + P), _grow(pj, 2 * pi.shape[0] + P)
-                            n = _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n)
-                            break
-                        s = (s + 1) & mask
-    return _by_row(pi[:n], pj[:n], P)
-
-
-@njit(cache=True, inline="always")
-def _cell_pairs(a, u, order, ustart, x, r, skin, pi, pj, n):
-    """Append the pairs particle ``a`` owns with the particles of occupied cell ``u``: those with a smaller
-    skin (ties: a smaller index) within reach (the caller leaves room for the cell). Returns the count.
-    (Inlined: a call that returned the arrays cost a reference count per cell, most of the search.)"""
-    sa = skin[a]
-    for q in range(ustart[u], ustart[u + 1]):
-        b = order[q]
-        sb = skin[b]
-        if not (sb < sa or (sb == sa and b < a)):
-            continue
-        i, j = min(a, b), max(a, b)
-        reach = r[i] + r[j] + skin[i] + skin[j]
-        dx, dy, dz = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
-        if dx * dx + dy * dy + dz * dz < reach * reach:
-            pi[n], pj[n] = i, j
-            n += 1
-    return n
+                    b = order[t]
+                    if sb == sa and b >= a:
+                        continue
+                    lim = ra + rs[t] + sa + sb
+                    d0, d1, d2 = xs[t, 0] - xa0, xs[t, 1] - xa1, xs[t, 2] - xa2
+                    if d0 * d0 + d1 * d1 + d2 * d2 < lim * lim:
+                        pi[m], pj[m] = min(a, b), max(a, b)
+                        m += 1
+    i, j = _by_row(pi[:m], pj[:m], P)
+    return i, j, order
 
 
 @njit(cache=True)

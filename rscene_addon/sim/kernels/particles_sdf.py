@@ -1,6 +1,6 @@
 """Signed distance and outward normal from one point to one rigid geom, compiled: ``sdf.geom_distance``
-point by point, the same formulas in the same order, for every type but height fields (the granular and
-cloth steps keep numpy for a step that meets one).
+point by point, the same formulas in the same order, for every type but height fields (the granular
+substeps take those from ``terrain.height_normal``; the cloth step keeps numpy for a step that meets one).
 
 Types as ``geometry``: 0 sphere, 1 box, 2 capsule, 3 cylinder, 4 convex (its faces' planes: ``p_start``
 (G + 1,) indexes the rows of ``p_normals`` (F, 3) and ``p_offsets`` (F,) that belong to each geom), 5 plane.

@@ -14,9 +14,10 @@ import pytest
 from rscene_addon.sim import kernels
 from rscene_addon.sim.narrowphase import Frames
 from rscene_addon.sim.world import World
-from tests.scenes import obj, scene_from
+from tests.scenes import header, obj, scene_from
 from tests.unit.sim.test_granular_pairs import _brute, _granular
 from tests.unit.sim.test_sim_constraints import _sandbox
+from tests.unit.sim.test_sim_shapes_compiled import _terrain
 
 pytestmark = pytest.mark.skipif(not kernels.numba_available(), reason="numba does not import here")
 
@@ -37,14 +38,15 @@ def test_compiled_pairs_are_the_reference_pairs(seed):
     skin[fast] = rng.uniform(0.002, 0.1, 12)
     skin[fast[:2]] = skin[fast[2]]
     x[fast[3]] = (40.0, -7.0, 3.0)  # one thrown far away: one more occupied cell, not a grid spanning the gap
-    i, j = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    i, j, order = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    assert np.array_equal(np.sort(order), np.arange(P))  # a permutation: the particles in cell order
     ri, rj = _granular(r)._pairs(x, skin)
     bi, bj = _brute(x, r, skin)
     assert np.array_equal(i, bi) and np.array_equal(j, bj)
     assert np.array_equal(i, ri) and np.array_equal(j, rj)
     # one whose reach covers every cell (a skin of 5 m): it walks the occupied cells, not 10^9 ring cells
     skin[fast[4]] = 5.0
-    i, j = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
+    i, j, _ = _compiled().neighbour_pairs(x, r, skin, float(np.quantile(skin, 0.9)))
     bi, bj = _brute(x, r, skin)
     assert np.array_equal(i, bi) and np.array_equal(j, bj)
 
@@ -79,3 +81,24 @@ def test_one_granular_step_agrees_with_numpy():
             checked += int(np.abs(wa.external_force).max() > 0)
         world.step()
     assert checked >= 1  # the ball felt the particles at least once
+
+
+def test_one_granular_step_on_a_height_field_agrees_with_numpy():
+    """Sand poured on a height field alone (no plane): the terrain contacts are compiled too."""
+    gran = ("granular /World/Sand particles 0 0 0 1 0 0 0 1 1 1 boxMin=-0.09,-0.09,0.06 boxMax=0.09,0.09,0.16 "
+            "radius=0.012 spacing=0.03 density=1600 normalStiffness=5e4 normalDamping=5 tangentialStiffness=1e4 "
+            "tangentialDamping=1 friction=0.5 rollingFriction=0.05 normalContactModel=linear substeps=2")
+    world = World.from_scene(scene_from(header(dt=0.002) + [_terrain(), gran]), backend="numpy")
+    for n in range(181):
+        if n in (120, 180):  # landed (at ~60 steps, then a bounce), sliding down the slope
+            a, ga, _ = _one_step(world, "numpy")
+            b, gb, _ = _one_step(world, "numba")
+            assert len(ga.wall_hist.keys) > 10  # particles touching the terrain
+            assert np.allclose(b.particles[0], a.particles[0], rtol=0, atol=1e-12)
+            assert np.allclose(b.particle_velocity[0], a.particle_velocity[0], rtol=0, atol=1e-9)
+            assert np.allclose(b.particle_omega[0], a.particle_omega[0], rtol=0, atol=1e-7)
+            assert np.array_equal(gb.wall_hist.keys, ga.wall_hist.keys)
+            assert np.allclose(gb.wall_hist.xi, ga.wall_hist.xi, rtol=0, atol=1e-12)
+            assert np.array_equal(gb.pair_hist.keys, ga.pair_hist.keys)
+        world.step()
+    assert world.state.particles[0][:, 2].min() > -0.12  # on the terrain (heights within +-0.1), not through it
