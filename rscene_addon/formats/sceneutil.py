@@ -21,6 +21,7 @@ __all__ = [
     "FILE_REFERENCE_FIELDS",
     "PathAllocator",
     "color_material",
+    "encode_extra",
     "extra",
     "extra_flag",
     "extra_list",
@@ -56,6 +57,11 @@ def _encode(value) -> str:
     if values.ndim == 2:
         return ";".join(",".join(encode_number(v) for v in row) for row in values.tolist())
     return ",".join(encode_number(v) for v in values.ravel().tolist())
+
+
+def encode_extra(value) -> str:
+    """The text ``set_extra`` stores for an undocumented key (give it to ``new_record`` to skip the set)."""
+    return _encode(value)
 
 
 def set_extra(record: Record, name: str, value) -> None:

@@ -21,7 +21,7 @@ HOSTILE_NUMBERS = (
 JUNK = ("\x00", "\ufffd", "\u202e", "\U0001f600", "\ud800", "\udfff", "\x7f", "\x1b[2J", "é", "\u2028",
         "\ufeff", "%", "%ZZ", "=", ";", "\t", "\\", '"', "'", "<", ">", "&", "&amp;", "]]>", "{", "}", "@@x",
         "{1/0}", "{sqrt(-1)}", "{exp(1000)}", "{min()}", "{__import__('os')}", "\\ud800")
-JSON_VALUES = (True, False, None, 0, -1, 1.5, 1e308, "", "x", [], {}, [1, 2], {"a": 1}, [[[]]], "nan",
+JSON_VALUES = (True, False, None, 0, -1, 1.5, 1e308, "", "x", [], {}, [1, 2], {"a": 1}, [[[]]], [[1], [1, 2]], "nan",
                10 ** 40, -(10 ** 40))
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 # starts only at a name's first character and never backtracks into it: linear on 5000-digit runs
