@@ -4,7 +4,8 @@
     python scripts/bench_scene_size.py --sizes 1000 3000 10000 --formats airsim
 
 Generates a world of N spheres per format (an .rscene file, a RaiSim XML ``<array>`` of N spheres, an AirSim
-scene of N actors) and reads it with ``registry.read_scene`` in a fresh process. Prints CPU and wall
+scene of N actors; on request a CoppeliaSim scene of N rotated boxes) and reads it with
+``registry.read_scene`` in a fresh process. Prints CPU and wall
 seconds, records and peak RSS; the per-record CPU time should stay flat as N grows (``Scene.add`` was a
 scan of the whole scene per record: quadratic).
 """
@@ -52,6 +53,18 @@ def _write(fmt: str, n: int, folder: str) -> str:
                          '<sphere name="s@@i" mass="1"><dim radius="0.1"/><state pos="@@i 0 1" quat="1 0 0 0"/>'
                          '</sphere></array></objects></raisim>\n')
         return path
+    if fmt == "coppelia_xml":  # rotated shapes: each pose goes through the record-tuple rotation helpers
+        path = os.path.join(folder, "big.simscene.xml")
+        with open(path, "w") as handle:
+            handle.write("<CoppeliaSim><filetype>simpleScene</filetype>\n")
+            for i in range(n):
+                euler = f"{i * 7 % 360 - 180} {i * 3 % 180 - 90} {i * 11 % 360 - 180}"
+                handle.write(f"<shape><common><alias>s{i}</alias><localFrame><position>{i % 1000} {i // 1000} 1"
+                             f"</position><euler>{euler}</euler></localFrame></common><primitive><type>cuboid"
+                             "</type><size>0.1 0.2 0.3</size></primitive><dynamics><mass>1</mass></dynamics>"
+                             "</shape>\n")
+            handle.write("</CoppeliaSim>\n")
+        return path
     path = os.path.join(folder, "big.jsonc")
     actors = [{"type": "robot", "name": f"a{i}", "origin": {"xyz": f"{i} 0 0", "rpy-deg": "0 0 0"},
                "robot-config": "missing.jsonc"} for i in range(n)]
@@ -63,7 +76,8 @@ def _write(fmt: str, n: int, folder: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim"])
+    parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim"],
+                        choices=["rscene", "raisim_xml", "airsim", "coppelia_xml"])
     args = parser.parse_args(argv)
     print("| format | records | read CPU | read wall | CPU per 1000 records | peak RSS |")
     print("|---|---|---|---|---|---|")

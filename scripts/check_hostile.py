@@ -84,10 +84,19 @@ def cases(d: str) -> dict[str, tuple]:
                "robot-config": "robot_bad.jsonc"} for i in range(100_000)]
     out["airsim_100k_actors"] = (["validate", put("actors.jsonc", json.dumps({"id": "big", "actors": actors}))], 1,
                                  "robot_bad.jsonc")  # every actor names the bad config: the scene reads, the config fails
+    # one name for every actor: each needs the next free ``_n`` suffix (a walk from _1 each was quadratic)
+    put("robot_ok.jsonc", json.dumps({"physics-type": "non-physics", "links": []}))
+    same = [{"type": "robot", "name": "a", "robot-config": "robot_ok.jsonc"}] * 100_000
+    out["airsim_100k_one_name"] = (["validate", put("names.jsonc", json.dumps({"id": "n", "actors": same}))], 0,
+                                   "names.jsonc")
     out["raisim_100k_array"] = (["validate", put("array.xml", '<raisim version="1.0"><objects><array idx="@@i" '
                                  'start="0" end="100000" increment="1"><sphere name="s@@i" mass="1"><dim radius="0.1"/>'
                                  '<state pos="@@i 0 1" quat="1 0 0 0"/></sphere></array></objects></raisim>\n')], 0,
                                 "array.xml")
+    out["raisim_100k_one_name"] = (["validate", put("names.xml", '<raisim version="1.0"><objects><array idx="@@i" '
+                                    'start="0" end="100000" increment="1"><sphere name="s" mass="1"><dim radius="0.1"/>'
+                                    '<state pos="@@i 0 1" quat="1 0 0 0"/></sphere></array></objects></raisim>\n')], 0,
+                                   "names.xml")
     put("leaf.xml", '<raisim><objects><sphere name="s" mass="1"><dim radius="0.1"/></sphere></objects></raisim>\n')
     below = "leaf.xml"
     for level in range(4):

@@ -436,26 +436,82 @@ ORIGIN: Vec3 = (0.0, 0.0, 0.0)
 
 def _clean(values: Iterable[float]) -> tuple:
     """Floats with -0.0 turned into 0.0 (so written files do not show ``-0``)."""
-    return tuple(float(v) + 0.0 for v in values)
+    return tuple([float(v) + 0.0 for v in values])
+
+
+# The record-tuple helpers work on one pose at a time, called per record by the readers (10k CoppeliaSim
+# shapes spent ~9 CPU-s in numpy calls on 4-element arrays). So they use plain float arithmetic in the
+# same operation order as the array functions above (IEEE doubles either way: bit-identical results,
+# tests/unit/base/test_spatial.py compares them); only the matrix products stay numpy's, whose BLAS
+# summation order plain Python cannot reproduce.
+
+def _unit4(q) -> Quat:
+    """``quat_normalize`` of one quaternion, as plain floats (the same sum order: bit-identical)."""
+    w, x, y, z = (float(v) for v in q)
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if n > 0:
+        return w / n, x / n, y / n, z / n
+    if n == 0:
+        return IDENTITY
+    return w / 1.0, x / 1.0, y / 1.0, z / 1.0  # NaN length: quat_normalize divides by 1 and keeps it
+
+
+def _mul4(a, b) -> Quat:
+    aw, ax, ay, az = (float(v) for v in a)
+    bw, bx, by, bz = (float(v) for v in b)
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _matrix_rows(q) -> list:
+    """``quat_to_matrix`` of one quaternion as nested lists of floats (bit-identical)."""
+    w, x, y, z = _unit4(q)
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    return [[1 - 2 * (yy + zz), 2 * (xy - wz), 2 * (xz + wy)],
+            [2 * (xy + wz), 1 - 2 * (xx + zz), 2 * (yz - wx)],
+            [2 * (xz - wy), 2 * (yz + wx), 1 - 2 * (xx + yy)]]
+
+
+def _quat_of_rows(m) -> Quat:
+    """``matrix_to_quat`` of one 3x3 matrix (nested sequences of floats): Shepperd's method, the same
+    operations and pivot choice (``argmax``: the first NaN, else the first largest) as the array form."""
+    (m00, m01, m02), (m10, m11, m12), (m20, m21, m22) = m
+    sx, sy, sz = m21 - m12, m02 - m20, m10 - m01
+    pxy, pxz, pyz = m01 + m10, m02 + m20, m12 + m21
+    pivots = (1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22)
+    nan = [k for k, p in enumerate(pivots) if p != p]
+    k = nan[0] if nan else pivots.index(max(pivots))  # max() and index(): the first of equal pivots
+    pw, px, py, pz = pivots
+    q = ((pw, sx, sy, sz), (sx, px, pxy, pxz), (sy, pxy, py, pyz), (sz, pxz, pyz, pz))[k]
+    q = _unit4(q)
+    if q[0] < 0:
+        q = (q[0] * -1.0, q[1] * -1.0, q[2] * -1.0, q[3] * -1.0)
+    return q
 
 
 def record_quat(q: Sequence[float]) -> Quat:
     """A record's quaternion as a clean unit tuple (zero -> identity)."""
-    return _clean(quat_normalize(q))
+    return _clean(_unit4(q))
 
 
 def record_quat_mul(a: Sequence[float], b: Sequence[float]) -> Quat:
-    return _clean(quat_multiply(a, b))
+    return _clean(_mul4(a, b))
 
 
 def record_rotate(q: Sequence[float], v: Sequence[float]) -> Vec3:
     """``v`` turned by the (normalised) record quaternion ``q``, as a clean tuple."""
-    return _clean(quat_to_matrix(q) @ np.asarray(v, dtype=float))
+    return _clean(np.array(_matrix_rows(q)) @ np.asarray(v, dtype=float))
 
 
 def record_quat_from_matrix(m) -> Quat:
     """Rotation matrix -> clean unit quaternion tuple with ``w >= 0``."""
-    return _clean(matrix_to_quat(m))
+    m = np.asarray(m, dtype=np.float64)
+    if m.shape != (3, 3):
+        return _clean(matrix_to_quat(m))  # its error names the shape
+    return _clean(_quat_of_rows(m.tolist()))
 
 
 def record_quat_from_rpy(roll: float, pitch: float, yaw: float) -> Quat:
@@ -463,7 +519,7 @@ def record_quat_from_rpy(roll: float, pitch: float, yaw: float) -> Quat:
 
 
 def record_rpy(q: Sequence[float]) -> Vec3:
-    return matrix_to_rpy(quat_to_matrix(q))
+    return matrix_to_rpy(_matrix_rows(q))
 
 
 def record_quat_from_coppelia_euler(alpha: float, beta: float, gamma: float, degrees: bool = True) -> Quat:
@@ -473,7 +529,7 @@ def record_quat_from_coppelia_euler(alpha: float, beta: float, gamma: float, deg
 
 
 def record_coppelia_euler(q: Sequence[float], degrees: bool = True) -> Vec3:
-    angles = matrix_to_coppelia_euler(quat_to_matrix(q))
+    angles = matrix_to_coppelia_euler(_matrix_rows(q))
     return _clean(math.degrees(a) for a in angles) if degrees else angles
 
 
@@ -486,7 +542,8 @@ def compose(a: Pose, b: Pose) -> Pose:
 
 def inverse(a: Pose) -> Pose:
     p, q = a
-    qi = _clean(quat_conjugate(record_quat(q)))
+    w, x, y, z = record_quat(q)
+    qi = _clean((w * 1.0, x * -1.0, y * -1.0, z * -1.0))  # quat_conjugate's multiply, bit for bit
     return _clean(-v for v in record_rotate(qi, p)), qi
 
 

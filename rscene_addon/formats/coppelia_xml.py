@@ -396,8 +396,13 @@ class _Reader:
         if not same_rotation(body[1], IDENTITY, 1e-9):
             self.warn(node, "a rotated heightfield is read without its rotation")
         center = (body[0][0], body[0][1], body[0][2] - middle)
-        record = new_record("terrain_region", path=path, xSamples=xs, ySamples=ys, xSize=(xs - 1) * step,
-                            ySize=(ys - 1) * step, center=center)
+        x_size, y_size = (xs - 1) * step, (ys - 1) * step
+        if not all(map(math.isfinite, (x_size, y_size, *center))):  # finite inputs, overflowing products
+            self.error(node, f"heightfield: a grid step of {step} over {xs} x {ys} points, or heights of "
+                       f"{heights.min()} to {heights.max()}, give sizes beyond a double's range")
+            return None
+        record = new_record("terrain_region", path=path, xSamples=xs, ySamples=ys, xSize=x_size,
+                            ySize=y_size, center=center)
         record.set("heights", heights)
         record.set("material", self.color(node.find("color")))
         return record

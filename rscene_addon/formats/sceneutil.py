@@ -21,6 +21,7 @@ __all__ = [
     "FILE_REFERENCE_FIELDS",
     "PathAllocator",
     "color_material",
+    "encode_extra",
     "extra",
     "extra_flag",
     "extra_list",
@@ -36,6 +37,11 @@ __all__ = [
 
 
 def _encode(value) -> str:
+    kind = type(value)
+    if kind is str:  # the common cases first, by exact type
+        return value
+    if kind is float:
+        return encode_number(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
@@ -53,6 +59,11 @@ def _encode(value) -> str:
     return ",".join(encode_number(v) for v in values.ravel().tolist())
 
 
+def encode_extra(value) -> str:
+    """The text ``set_extra`` stores for an undocumented key (give it to ``new_record`` to skip the set)."""
+    return _encode(value)
+
+
 def set_extra(record: Record, name: str, value) -> None:
     """Store ``value`` under ``name``: a typed set for a documented key, else an encoded extra key.
 
@@ -60,7 +71,8 @@ def set_extra(record: Record, name: str, value) -> None:
     """
     if value is None:
         return
-    field = record.schema.field(name) if record.schema else None
+    schema = record.schema
+    field = schema._index.get(name) if schema is not None else None
     if field is not None:
         try:
             record.set(name, value)
@@ -154,13 +166,20 @@ class PathAllocator:
     def __init__(self, root: str = "/World"):
         self.root = root.rstrip("/")
         self.used: set[str] = set()
+        # per base path, the suffix last given: paths are never released, so the first free suffix is not
+        # below it (a file of 10^5 actors of one name took a walk of every earlier suffix each: quadratic)
+        self._suffix: dict[str, int] = {}
 
     def take(self, name: str, parent: str | None = None) -> str:
         base = f"{(parent or self.root).rstrip('/')}/{name}"
         path, n = base, 0
-        while path in self.used:
-            n += 1
-            path = f"{base}_{n}"
+        if path in self.used:
+            n = self._suffix.get(base, 0)
+            path = base if n == 0 else f"{base}_{n}"
+            while path in self.used:
+                n += 1
+                path = f"{base}_{n}"
+            self._suffix[base] = n
         self.used.add(path)
         return path
 

@@ -77,9 +77,14 @@ class Record:
             if field.name not in values:
                 self._set_positional(field, field.default(self))
                 self._cache.clear()
-        if keys:
+        if keys:  # ``set`` of each, without its per-call steps that a record being made does not need
+            index = self.schema._index
+            own = self._keys
             for name, value in keys.items():
-                self.set(name, value)
+                field = index.get(name)
+                own[name] = _encode_unknown(value) if field is None else field.type.encode(value)
+            self._cache.clear()
+            Record.edits += 1
 
     @classmethod
     def from_line(cls, source: str, line: int) -> "Record":

@@ -99,8 +99,25 @@ def encode_number(value: float) -> str:
     return _encode_nonzero(value)
 
 
+# Text of the non-zero doubles encoded so far: sizes, masses, unit-quaternion parts and grid coordinates
+# repeat across the records of a world (a dict look-up instead of repr and string tests: a tenth of building
+# a 100k-record world). Non-zero finite doubles that compare equal are the same double, so the float is
+# the key (0.0 == -0.0 is why zeros never enter). Bounded: past the limit, values are encoded uncached.
+_NUMBER_TEXT: dict[float, str] = {}
+_NUMBER_TEXT_LIMIT = 1 << 15
+
+
 def _encode_nonzero(value: float) -> str:
     """``encode_number`` of a finite non-zero double."""
+    text = _NUMBER_TEXT.get(value)
+    if text is None:
+        text = _encode_nonzero_uncached(value)
+        if len(_NUMBER_TEXT) < _NUMBER_TEXT_LIMIT:
+            _NUMBER_TEXT[value] = text
+    return text
+
+
+def _encode_nonzero_uncached(value: float) -> str:
     text = repr(value)
     # |value| >= 1 without an exponent: fixed notation is repr's digits, shorter than any scientific form
     # (which adds a point and 4 characters) unless an integer ends in zeros (100000 is 1e+05)
@@ -135,7 +152,9 @@ def _encode_exact(value: float) -> str:
 def encode_numbers(values: tuple[float, ...]) -> list[str]:
     """``encode_number`` of each float of ``values``; one finiteness test for all (a vector per record)."""
     if math.isfinite(sum(values)):  # an overflowing sum takes the exact path
-        return [_encode_nonzero(v) if v else encode_number(v) for v in values]
+        get = _NUMBER_TEXT.get
+        return [(get(v) or _encode_nonzero(v)) if v else ("-0" if math.copysign(1.0, v) < 0 else "0")
+                for v in values]
     return list(map(encode_number, values))
 
 

@@ -179,3 +179,37 @@ def test_batched_extrinsics_and_inverse():
     np.testing.assert_allclose(fr.invert_transform(t) @ t, np.broadcast_to(np.eye(4), t.shape), atol=1e-12)
     with pytest.raises(ValueError, match="convention"):
         fr.camera_to_world(p[0], q[0], "vulkan")
+
+
+def _same_bits(a, b) -> bool:
+    a, b = tuple(map(float, a)), tuple(map(float, b))
+    return len(a) == len(b) and all(x == y and math.copysign(1, x) == math.copysign(1, y) or x != x and y != y
+                                    for x, y in zip(a, b))
+
+
+def _awkward_quaternions(rng, n):
+    """Random rotations, plus the cases where an order of operations shows: zero, tiny, huge, NaN,
+    negative w, exact half turns and ties between Shepperd pivots."""
+    qs = list(rng.normal(size=(n, 4)))
+    qs += [np.zeros(4), np.array([0.0, -0.0, 0.0, -0.0]), np.full(4, 1e-170), np.full(4, 1e200),
+           np.array([np.nan, 0, 0, 1]), np.array([-1.0, 0, 0, 0]), np.array([0.0, 1, 0, 0]),
+           np.array([0.0, 0, 1, 1]), np.array([1.0, 1, 1, 1]), np.array([-0.5, 0.5, -0.5, 0.5])]
+    return qs
+
+
+def test_record_tuple_helpers_are_bit_identical_to_the_array_functions():
+    """The per-record helpers (plain floats, for the readers' speed) give the very doubles the array
+    functions give, so a reader's output does not change with the path it took."""
+    rng = np.random.default_rng(11)
+    qs = _awkward_quaternions(rng, 500)
+    with np.errstate(all="ignore"):
+        for i, q in enumerate(qs):
+            p = qs[(i * 7 + 3) % len(qs)]
+            assert _same_bits(fr.record_quat(q), fr._clean(fr.quat_normalize(q)))
+            assert _same_bits(fr.record_quat_mul(q, p), fr._clean(fr.quat_multiply(q, p)))
+            m = fr.quat_to_matrix(q)
+            assert _same_bits(fr.record_rotate(q, p[:3]), fr._clean(m @ p[:3]))
+            assert _same_bits(fr.record_rpy(q), fr.matrix_to_rpy(m))
+            assert _same_bits(fr.record_coppelia_euler(q, degrees=False), fr.matrix_to_coppelia_euler(m))
+            for matrix in (m, fr.coppelia_euler_to_matrix(*(p[:3] * 3)), np.diag(q[:3]), q[:3, None] * p[None, :3]):
+                assert _same_bits(fr.record_quat_from_matrix(matrix), fr._clean(fr.matrix_to_quat(matrix))), matrix

@@ -44,3 +44,30 @@ def test_xml_writer_escapes():
     assert root.get("q") == 'x"<y>&'
     assert root.child_text("b") == "1 < 2 & 3"
     assert root.find("c").text == "end ]]> here"
+
+
+def test_path_allocator_matches_a_walk_of_every_suffix():
+    """Repeated names get the first free ``_n``, also when a name such as ``a_1`` was taken directly;
+    the remembered suffix per base gives what a walk from ``_1`` gives (reference: that walk)."""
+    import random
+
+    from rscene_addon.formats.sceneutil import PathAllocator
+
+    def walk(used, name, parent):
+        base = f"{(parent or '/World').rstrip('/')}/{name}"
+        path, n = base, 0
+        while path in used:
+            n += 1
+            path = f"{base}_{n}"
+        used.add(path)
+        return path
+
+    rng = random.Random(3)
+    for _ in range(100):
+        allocator, used = PathAllocator(), set()
+        for _ in range(80):
+            name, parent = rng.choice(["a", "a_1", "a_2", "b", "a_1_1", "b_3"]), rng.choice([None, "/World/x"])
+            assert allocator.take(name, parent) == walk(used, name, parent)
+    allocator = PathAllocator()
+    assert [allocator.take("a") for _ in range(3)] + [allocator.take("a_3"), allocator.take("a")] == \
+        ["/World/a", "/World/a_1", "/World/a_2", "/World/a_3", "/World/a_4"]

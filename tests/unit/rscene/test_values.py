@@ -256,3 +256,18 @@ def test_encode_number_shortcut_agrees_with_the_digit_rule():
         if value and math.isfinite(value):
             assert V._encode_nonzero(value) == V._encode_exact(value), value
             assert V._encode_nonzero(-value) == V._encode_exact(-value), value
+
+
+def test_remembered_number_texts_keep_the_sign_of_zero_and_round_trip():
+    """Encoded doubles are remembered by value; 0.0 == -0.0, so zeros must never come from the memory."""
+    import random
+
+    from rscene_addon.model.values import encode_number, encode_numbers
+    assert encode_numbers((0.0, -0.0, 1.5, -1.5, 1.5)) == ["0", "-0", "1.5", "-1.5", "1.5"]
+    assert encode_numbers((-0.0, 0.0)) == ["-0", "0"]
+    assert encode_number(-0.0) == "-0" and encode_number(0.0) == "0"
+    rng = random.Random(4)
+    values = [rng.uniform(-1e3, 1e3) for _ in range(500)] + [rng.choice((1e-7, 2.5e+21, 1e5, 100.0)) for _ in range(50)]
+    first = encode_numbers(tuple(values))
+    assert encode_numbers(tuple(values)) == first == [encode_number(v) for v in values]
+    assert [float(t) for t in first] == values  # round trip: the very double
