@@ -118,7 +118,7 @@ class Cloth:
         for k, g in enumerate(self.geoms.tolist()):
             if m.geom_type[g] != PLANE:
                 g_lo[k], g_hi[k] = compute_aabbs_one(m, frames, g)
-        g_type, g_size, p_start, p_normals, p_offsets = t["geom_tables"]
+        g_type, g_size, p_start, p_normals, p_offsets = t["geom_tables"][:5]  # height fields: numpy
         kern.substeps(x, v, t["w"], t["free"], t["edges"], t["rest"], t["bends"], t["bend_rest"],
                       np.asarray(m.gravity, dtype=np.float64), spec.substeps, spec.iterations, h, a_d, a_b, damp,
                       float(spec.radius), float(spec.friction), t["geoms"], g_lo, g_hi, g_type,
