@@ -220,19 +220,37 @@ def scratch(big):
             np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
             np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty(4 * n + 8),
             np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8),
-            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)))
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)), np.empty(n))
 
 
 @njit(cache=True)
-def _arc_edges(e0, e1, edge_faces, wn, dx, dy, dz, reach, keep, xs):
+def _arc_edges(e0, e1, edge_faces, wn, wo, nf, dx, dy, dz, reach, cx, cy, cz, near, keep, xs, fd):
     """The edges e0..e1 whose arc on the Gauss map (between their faces' normals n1, n2) holds a direction
     n with n . d >= reach, into keep, with n2 x n1 into xs (an arc of no length or of half a circle, whose
-    n2 x n1 vanishes, is always kept). Returns how many."""
+    n2 x n1 vanishes, is always kept). Returns how many. ``fd``: scratch for the nf faces' n . c - offset.
+
+    Most arcs fail a tighter, cheaper test first: on the arc of an edge with a vertex v, the polytope's
+    support is n . v, so an axis there separates by at most n . (c - v) - rho (c, rho: the other
+    polytope's centre and inradius), n . (c - v) = n . c - offset at the arc's ends (v lies on both
+    faces) and n . (c - v) <= max(n1 . (c - v), n2 . (c - v)) / cos(t / 2) on an arc of angle t (<= that
+    maximum when it is negative). ``near``: the least such bound worth keeping (the best so far + rho
+    less rounding)."""
+    for f in range(nf):
+        fd[f] = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wo[f]
+    n2 = near * near * (1.0 - 1e-9)
     k = 0
     for e in range(e0, e1):
         f1, f2 = edge_faces[e, 0], edge_faces[e, 1]
         ax, ay, az = wn[f1, 0], wn[f1, 1], wn[f1, 2]
         bx, by, bz = wn[f2, 0], wn[f2, 1], wn[f2, 2]
+        c = ax * bx + ay * by + az * bz
+        if abs(c) < 1.0 - 1e-6:  # clearly neither of no length nor a half circle (those are always kept)
+            top = max(fd[f1], fd[f2])
+            if top <= 0.0:
+                if top < near:
+                    continue
+            elif near > 0.0 and top * top < n2 * 0.5 * (1.0 + c):
+                continue
         mx, my, mz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax  # n2 x n1
         mm = mx * mx + my * my + mz * mz
         high = max(ax * dx + ay * dy + az * dz, bx * dx + by * dy + bz * dz)
@@ -300,9 +318,11 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
     # the best so far, and a pair whose axis does not, skip their projections (the same maximum and the
     # same first pair reaching it).
     rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
-    keep_a, keep_b, xa, xb = sc[15], sc[16], sc[17], sc[18]
-    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, dcx, dcy, dcz, best_edge + rho, keep_a, xa)
-    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, -dcx, -dcy, -dcz, best_edge + rho, keep_b, xb)
+    keep_a, keep_b, xa, xb, fd = sc[15], sc[16], sc[17], sc[18], sc[19]
+    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, woa, nfa, dcx, dcy, dcz, best_edge + rho,
+                     cbx, cby, cbz, best_edge + inr[kb] - tol, keep_a, xa, fd)
+    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, wob, nfb, -dcx, -dcy, -dcz, best_edge + rho,
+                     cax, cay, caz, best_edge + inr[ka] - tol, keep_b, xb, fd)
     for i in range(n_a):
         e = keep_a[i]
         flat_a = xa[i, 0] * xa[i, 0] + xa[i, 1] * xa[i, 1] + xa[i, 2] * xa[i, 2] < ARC_EPS
