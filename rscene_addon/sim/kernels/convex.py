@@ -97,11 +97,60 @@ def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
 
 
 @njit(cache=True)
-def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a):
-    """max over A's faces of (min over B's vertices of n . v) - offset, and that face."""
+def posed_cache(polys, G):
+    """Per-geom runs for the world data of every geom's polytope in one narrowphase call: (vertex, face and
+    direction run starts (G + 1,), done (G,), vertices, normals, offsets, directions), filled on a geom's
+    first pair (``posed``), so a hull in many pairs turns into the world once, not once per pair."""
+    poly_of, v_start, f_start, d_start = polys[0], polys[1], polys[3], polys[11]
+    gv = np.zeros(G + 1, np.int64)
+    gf = np.zeros(G + 1, np.int64)
+    gd = np.zeros(G + 1, np.int64)
+    for g in range(G):
+        k = poly_of[g]
+        nv = nf = nd = 0
+        if k >= 0:
+            nv, nf, nd = v_start[k + 1] - v_start[k], f_start[k + 1] - f_start[k], d_start[k + 1] - d_start[k]
+        gv[g + 1], gf[g + 1], gd[g + 1] = gv[g] + nv, gf[g] + nf, gd[g] + nd
+    return (gv, gf, gd, np.zeros(G, np.bool_), np.empty((gv[G], 3)), np.empty((gf[G], 3)), np.empty(gf[G]),
+            np.empty((gd[G], 3)))
+
+
+@njit(cache=True)
+def posed(polys, wc, pos, rot, g):
+    """Geom g's polytope in the world (``world_poly``'s arithmetic, done once per call): (vertices, normals,
+    offsets, directions, and their counts)."""
+    gv, gf, gd, done, WV, WN, WO, WD = wc
+    wv, wn, wo, wd = WV[gv[g]:gv[g + 1]], WN[gf[g]:gf[g + 1]], WO[gf[g]:gf[g + 1]], WD[gd[g]:gd[g + 1]]
+    if not done[g]:
+        world_poly(polys, polys[0][g], pos, rot, g, wv, wn, wo, wd)
+        done[g] = True
+    return wv, wn, wo, wd, gv[g + 1] - gv[g], gf[g + 1] - gf[g], gd[g + 1] - gd[g]
+
+
+@njit(cache=True)
+def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a, cx, cy, cz, room, margin):
+    """max over A's faces of (min over B's vertices of n . v) - offset, and that face (the first of equals);
+    stops early once beyond the margin (then no contact, whichever face). B holds the ball of radius rho
+    about c, so a face separates by at most n . c - rho - offset: first the face of the highest bound is
+    projected, then only the faces whose bound (``room``: rho less rounding) reaches its separation, since
+    no other can be the maximum (the same maximum and the same face with most projections skipped)."""
+    f0 = 0
+    top = -np.inf
+    for f in range(nf_a):
+        u = wn_a[f, 0] * cx + wn_a[f, 1] * cy + wn_a[f, 2] * cz - wo_a[f]
+        if u > top:
+            top, f0 = u, f
+    lo = np.inf
+    for i in range(nv_b):
+        lo = min(lo, wv_b[i, 0] * wn_a[f0, 0] + wv_b[i, 1] * wn_a[f0, 1] + wv_b[i, 2] * wn_a[f0, 2])
+    floor = lo - wo_a[f0]
+    if floor > margin:
+        return floor, f0
     best = -np.inf
     fa = 0
     for f in range(nf_a):
+        if f != f0 and wn_a[f, 0] * cx + wn_a[f, 1] * cy + wn_a[f, 2] * cz - wo_a[f] - room < floor:
+            continue
         lo = np.inf
         for i in range(nv_b):
             s = wv_b[i, 0] * wn_a[f, 0] + wv_b[i, 1] * wn_a[f, 1] + wv_b[i, 2] * wn_a[f, 2]
@@ -171,19 +220,37 @@ def scratch(big):
             np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
             np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty(4 * n + 8),
             np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8),
-            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)))
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)), np.empty(n))
 
 
 @njit(cache=True)
-def _arc_edges(e0, e1, edge_faces, wn, dx, dy, dz, reach, keep, xs):
+def _arc_edges(e0, e1, edge_faces, wn, wo, nf, dx, dy, dz, reach, cx, cy, cz, near, keep, xs, fd):
     """The edges e0..e1 whose arc on the Gauss map (between their faces' normals n1, n2) holds a direction
     n with n . d >= reach, into keep, with n2 x n1 into xs (an arc of no length or of half a circle, whose
-    n2 x n1 vanishes, is always kept). Returns how many."""
+    n2 x n1 vanishes, is always kept). Returns how many. ``fd``: scratch for the nf faces' n . c - offset.
+
+    Most arcs fail a tighter, cheaper test first: on the arc of an edge with a vertex v, the polytope's
+    support is n . v, so an axis there separates by at most n . (c - v) - rho (c, rho: the other
+    polytope's centre and inradius), n . (c - v) = n . c - offset at the arc's ends (v lies on both
+    faces) and n . (c - v) <= max(n1 . (c - v), n2 . (c - v)) / cos(t / 2) on an arc of angle t (<= that
+    maximum when it is negative). ``near``: the least such bound worth keeping (the best so far + rho
+    less rounding)."""
+    for f in range(nf):
+        fd[f] = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wo[f]
+    n2 = near * near * (1.0 - 1e-9)
     k = 0
     for e in range(e0, e1):
         f1, f2 = edge_faces[e, 0], edge_faces[e, 1]
         ax, ay, az = wn[f1, 0], wn[f1, 1], wn[f1, 2]
         bx, by, bz = wn[f2, 0], wn[f2, 1], wn[f2, 2]
+        c = ax * bx + ay * by + az * bz
+        if abs(c) < 1.0 - 1e-6:  # clearly neither of no length nor a half circle (those are always kept)
+            top = max(fd[f1], fd[f2])
+            if top <= 0.0:
+                if top < near:
+                    continue
+            elif near > 0.0 and top * top < n2 * 0.5 * (1.0 + c):
+                continue
         mx, my, mz = by * az - bz * ay, bz * ax - bx * az, bx * ay - by * ax  # n2 x n1
         mm = mx * mx + my * my + mz * mz
         high = max(ax * dx + ay * dy + az * dz, bx * dx + by * dy + bz * dz)
@@ -205,19 +272,37 @@ def _arc_edges(e0, e1, edge_faces, wn, dx, dy, dz, reach, keep, xs):
 
 
 @njit(cache=True)
-def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
+def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.polytope_polytope``: SAT (face axes, and edge axes of the edge pairs that form faces
     of the Minkowski difference), then one edge-edge midpoint or the incident face clipped by the
-    reference face, normal A->B."""
+    reference face, normal A->B; ``wc``: ``posed_cache``."""
     (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _, _) = polys
-    wva, wna, woa, wda, wvb, wnb, wob, wdb, poly, ref, tmp, seps, ok, keep, dmin = sc[:15]
+    poly, ref, tmp, seps, ok, keep, dmin = sc[8:15]
     ka, kb = poly_of[ga], poly_of[gb]
-    nva, nfa, nda = world_poly(polys, ka, pos, rot, ga, wva, wna, woa, wda)
-    nvb, nfb, ndb = world_poly(polys, kb, pos, rot, gb, wvb, wnb, wob, wdb)
-    sa, fa = _face_sep(wvb, nvb, wna, woa, nfa)
+    wva, wna, woa, wda, nva, nfa, nda = posed(polys, wc, pos, rot, ga)
+    wvb, wnb, wob, wdb, nvb, nfb, ndb = posed(polys, wc, pos, rot, gb)
+    # Each polytope holds the ball of its inradius rho about its centre c: that bounds every axis's
+    # separation from above (faces: ``_face_sep``; edges: below), which skips most projections.
+    cen, inr, edge_faces = polys[15], polys[16], polys[17]
+    cax, cay, caz = pos[ga, 0], pos[ga, 1], pos[ga, 2]
+    cbx, cby, cbz = pos[gb, 0], pos[gb, 1], pos[gb, 2]
+    dcx, dcy, dcz = pos[gb, 0] - cax, pos[gb, 1] - cay, pos[gb, 2] - caz
+    for x in range(3):
+        cax += rot[ga, 0, x] * cen[ka, x]
+        cay += rot[ga, 1, x] * cen[ka, x]
+        caz += rot[ga, 2, x] * cen[ka, x]
+        cbx += rot[gb, 0, x] * cen[kb, x]
+        cby += rot[gb, 1, x] * cen[kb, x]
+        cbz += rot[gb, 2, x] * cen[kb, x]
+        dcx += rot[gb, 0, x] * cen[kb, x] - rot[ga, 0, x] * cen[ka, x]
+        dcy += rot[gb, 1, x] * cen[kb, x] - rot[ga, 1, x] * cen[ka, x]
+        dcz += rot[gb, 2, x] * cen[kb, x] - rot[ga, 2, x] * cen[ka, x]
+    # rounding: a bound never drops below what is projected (coordinates up to |c|)
+    tol = 1e-9 * (1.0 + abs(cax) + abs(cay) + abs(caz) + abs(cbx) + abs(cby) + abs(cbz))
+    sa, fa = _face_sep(wvb, nvb, wna, woa, nfa, cbx, cby, cbz, inr[kb] - tol, margin)
     if sa > margin:
         return count
-    sb, fb = _face_sep(wva, nva, wnb, wob, nfb)
+    sb, fb = _face_sep(wva, nva, wnb, wob, nfb, cax, cay, caz, inr[ka] - tol, margin)
     if sb > margin:
         return count
     # Edge axes: the edge pairs whose arcs cross on the Gauss maps of A and -B (narrowphase.minkowski_edges).
@@ -229,23 +314,15 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
     found = False
     e_a, e_b = -1, -1
     ex, ey, ez = 0.0, 0.0, 0.0
-    # An axis n separates by at most n . (c_B - c_A) - rho_A - rho_B (each polytope holds the ball of its
-    # inradius rho about its centre c): an edge whose arc holds no n reaching the best so far, and a pair
-    # whose axis does not, skip their projections (the same maximum and the same first pair reaching it).
-    cen, inr, edge_faces = polys[15], polys[16], polys[17]
-    cax, cay, caz = pos[ga, 0], pos[ga, 1], pos[ga, 2]
-    dcx, dcy, dcz = pos[gb, 0] - cax, pos[gb, 1] - cay, pos[gb, 2] - caz
-    for x in range(3):
-        cax += rot[ga, 0, x] * cen[ka, x]
-        cay += rot[ga, 1, x] * cen[ka, x]
-        caz += rot[ga, 2, x] * cen[ka, x]
-        dcx += rot[gb, 0, x] * cen[kb, x] - rot[ga, 0, x] * cen[ka, x]
-        dcy += rot[gb, 1, x] * cen[kb, x] - rot[ga, 1, x] * cen[ka, x]
-        dcz += rot[gb, 2, x] * cen[kb, x] - rot[ga, 2, x] * cen[ka, x]
+    # An axis n separates by at most n . (c_B - c_A) - rho_A - rho_B: an edge whose arc holds no n reaching
+    # the best so far, and a pair whose axis does not, skip their projections (the same maximum and the
+    # same first pair reaching it).
     rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
-    keep_a, keep_b, xa, xb = sc[15], sc[16], sc[17], sc[18]
-    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, dcx, dcy, dcz, best_edge + rho, keep_a, xa)
-    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, -dcx, -dcy, -dcz, best_edge + rho, keep_b, xb)
+    keep_a, keep_b, xa, xb, fd = sc[15], sc[16], sc[17], sc[18], sc[19]
+    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, woa, nfa, dcx, dcy, dcz, best_edge + rho,
+                     cbx, cby, cbz, best_edge + inr[kb] - tol, keep_a, xa, fd)
+    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, wob, nfb, -dcx, -dcy, -dcz, best_edge + rho,
+                     cax, cay, caz, best_edge + inr[ka] - tol, keep_b, xb, fd)
     for i in range(n_a):
         e = keep_a[i]
         flat_a = xa[i, 0] * xa[i, 0] + xa[i, 1] * xa[i, 1] + xa[i, 2] * xa[i, 2] < ARC_EPS
@@ -339,12 +416,12 @@ def polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, 
 
 
 @njit(cache=True)
-def convex_plane(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
+def convex_plane(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep,
+                 count):
     """Hull vertices below the margin over a plane, normal -n."""
-    wva, wna, woa, wda = sc[0], sc[1], sc[2], sc[3]
     pts, seps, ok, keep, dmin = sc[8], sc[11], sc[12], sc[13], sc[14]
     nx, ny, nz, d = plane_of(pos, rot, gb)
-    nv, _, _ = world_poly(polys, polys[0][ga], pos, rot, ga, wva, wna, woa, wda)
+    wva, _, _, _, nv, _, _ = posed(polys, wc, pos, rot, ga)
     for i in range(nv):
         seps[i] = wva[i, 0] * nx + wva[i, 1] * ny + wva[i, 2] * nz - d
         ok[i] = seps[i] < margin
@@ -402,12 +479,11 @@ def closest_on_triangle(px, py, pz, a, b, c):
 
 
 @njit(cache=True)
-def sphere_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, out_pair, out_pt, out_n, out_sep, count):
+def sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count):
     """The face plane the centre is farthest outside; inside: that face, else the nearest triangle point."""
-    wv, wn, wo, wd = sc[4], sc[5], sc[6], sc[7]
     k = polys[0][gb]
     t_start, tris = polys[13], polys[14]
-    _, nf, _ = world_poly(polys, k, pos, rot, gb, wv, wn, wo, wd)
+    wv, wn, wo, _, _, nf, _ = posed(polys, wc, pos, rot, gb)
     cx, cy, cz, r = pos[ga, 0], pos[ga, 1], pos[ga, 2], size[ga, 0]
     f = 0
     best = -np.inf
@@ -437,13 +513,13 @@ def sphere_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, out_pair, out_
 
 
 @njit(cache=True)
-def capsule_polytope(p, gc, gp, polys, pos, rot, size, margin, sc, sign, out_pair, out_pt, out_n, out_sep, count):
+def capsule_polytope(p, gc, gp, polys, wc, pos, rot, size, margin, sign, out_pair, out_pt, out_n, out_sep,
+                     count):
     """``narrowphase.capsule_polytope_one`` (capsule gc against polytope gp); the normals are
     ``sign`` times polytope->capsule."""
     (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _, _) = polys
-    wv, wn, wo, wd = sc[4], sc[5], sc[6], sc[7]
     k = poly_of[gp]
-    nv, nf, nd = world_poly(polys, k, pos, rot, gp, wv, wn, wo, wd)
+    wv, wn, wo, wd, nv, nf, nd = posed(polys, wc, pos, rot, gp)
     e = segment(pos, rot, size, gc)
     ax, ay, az, bx, by, bz = e
     r = size[gc, 0]

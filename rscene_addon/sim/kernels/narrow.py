@@ -16,7 +16,7 @@ from .contacts import box_contacts
 
 
 @njit(cache=True)
-def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, pl, out_pair, out_pt, out_n,
+def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, wc, hfs, sc, pl, out_pair, out_pt, out_n,
          out_sep, count):
     """The contacts of pair p, geoms ordered by type (ta <= tb), normals a->b. Constants passed on are
     typed (``np.bool_(True)``): numba compiles a callee once more for every literal it is called with."""
@@ -31,7 +31,7 @@ def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, 
         if tb == CYLINDER:
             return prim.sphere_cylinder(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
         if tb == CONVEX:
-            return convex.sphere_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, out_pair, out_pt, out_n,
+            return convex.sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_pt, out_n,
                                           out_sep, count)
         if tb == PLANE:
             return prim.sphere_plane(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
@@ -43,8 +43,8 @@ def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, 
         if tb == CAPSULE:
             return prim.capsule_capsule(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
         if tb == CYLINDER or tb == CONVEX:
-            return convex.capsule_polytope(p, ga, gb, polys, pos, rot, size, margin, sc, np.float64(-1.0), out_pair, out_pt,
-                                           out_n, out_sep, count)
+            return convex.capsule_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, np.float64(-1.0), out_pair,
+                                           out_pt, out_n, out_sep, count)
         if tb == PLANE:
             return prim.capsule_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,
                                       out_pair, out_pt, out_n, out_sep, count)
@@ -53,19 +53,19 @@ def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, hfs, sc, 
                                              out_pt, out_n, out_sep, count)
         return count
     if ta == BOX and tb == CAPSULE:  # the capsule is b: polytope->capsule is a->b
-        return convex.capsule_polytope(p, gb, ga, polys, pos, rot, size, margin, sc, np.float64(1.0), out_pair, out_pt, out_n,
-                                       out_sep, count)
+        return convex.capsule_polytope(p, gb, ga, polys, wc, pos, rot, size, margin, np.float64(1.0), out_pair, out_pt,
+                                       out_n, out_sep, count)
     if ta == CYLINDER and tb == PLANE:
         return prim.cylinder_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,
                                    out_pair, out_pt, out_n, out_sep, count)
     if ta == CONVEX and tb == PLANE:
-        return convex.convex_plane(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
+        return convex.convex_plane(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
                                    out_sep, count)
     if tb == HEIGHTFIELD and ta != PLANE:
         return terrain.polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc, out_pair,
                                             out_pt, out_n, out_sep, count)
     if tb == BOX or tb == CYLINDER or tb == CONVEX:  # box, cylinder prism and hull among themselves
-        return convex.polytope_pair(p, ga, gb, polys, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
+        return convex.polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
                                     out_sep, count)
     return count
 
@@ -102,6 +102,7 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
     r_pair, r_pt, r_n, r_sep = np.empty(no * per, np.int64), np.empty((no * per, 3)), np.empty((no * per, 3)), \
         np.empty(no * per)
     sc = convex.scratch(big)
+    wc = convex.posed_cache(polys, types.shape[0])  # each geom's polytope turned into the world once
     pl = (np.empty((8, 3)), np.empty(8), np.empty(8, np.bool_), np.empty(8, np.bool_), np.empty(8))
     nr = 0
     for i in range(no):
@@ -111,8 +112,8 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
         swap = t0 > t1
         ga, gb = (g1, g0) if swap else (g0, g1)
         start = nr
-        nr = _one(p, ga, gb, min(t0, t1), max(t0, t1), pos, rot, size, margins[p], max_points, polys, hfs, sc, pl,
-                  r_pair, r_pt, r_n, r_sep, nr)
+        nr = _one(p, ga, gb, min(t0, t1), max(t0, t1), pos, rot, size, margins[p], max_points, polys, wc, hfs, sc,
+                  pl, r_pair, r_pt, r_n, r_sep, nr)
         if swap:
             for c in range(start, nr):
                 for x in range(3):
