@@ -390,7 +390,8 @@ def step_compiled(systems, dt: float, kern) -> bool:
     changed) when the numpy route must take the whole step."""
     arr = [arrays(s) for s in systems]
     alone = _alone(systems, arr, dt)
-    tables = [_plane_arrays(s, a) if ok else None for s, a, ok in zip(systems, arr, alone)]
+    memo: dict = {}  # one world-state key per world and plane body for all systems of this step
+    tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]
     rest = [s for s, t in zip(systems, tables) if t is None]
     if rest and not _step_group(rest, dt, kern):
         return False
@@ -452,8 +453,9 @@ def _alone_tables(arrs):
     return _ALONE_TABLES[1]
 
 
-def _plane_arrays(s, a):
-    """``_planes`` kept while nothing it reads changes (a static plane, a quiet world: the common case)."""
+def _plane_arrays(s, a, memo=None):
+    """``_planes`` kept while nothing it reads changes (a static plane, a quiet world: the common case);
+    ``memo`` shares the world state's part of the key between the systems of one step."""
     env = s.environment
     key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
            s.contact_slop)
@@ -463,9 +465,14 @@ def _plane_arrays(s, a):
         planes = a.__dict__.get("_env_planes")
         if planes is not None and planes[0] is allowed and planes[1] is env and len(planes[2]):
             b = planes[5]  # the planes' bodies: one index (views, no copies) when they share one body
-            key += (id(allowed), st.position[b].tobytes(), st.quaternion[b].tobytes(),
-                    st.linear_velocity[b].tobytes(), st.angular_velocity[b].tobytes(),
-                    float(np.abs(st.linear_velocity).max(initial=0.0)), env.erp, env.slop)
+            mk = (id(st), b if isinstance(b, int) else b.tobytes())
+            wkey = None if memo is None else memo.get(mk)
+            if wkey is None:
+                wkey = (st.position[b].tobytes(), st.quaternion[b].tobytes(), st.linear_velocity[b].tobytes(),
+                        st.angular_velocity[b].tobytes(), float(np.abs(st.linear_velocity).max(initial=0.0)))
+                if memo is not None:
+                    memo[mk] = wkey
+            key += (id(allowed), wkey, env.erp, env.slop)
         else:
             key = None
     cached = a.__dict__.get("_planes_cache")
@@ -625,16 +632,18 @@ def contact_dicts(s) -> list[dict]:
 
 def _record_events(s, contacts) -> None:
     """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
-    from .articulated import TOUCH_IMPULSE
     kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
-    touching = np.flatnonzero(lam[:, 0] > TOUCH_IMPULSE)  # lam is (C, 3), also when C is 0
-    if not len(touching) and not s._touching:
+    touch = lam[:, 0] > _touch_impulse()  # lam is (C, 3), also when C is 0
+    # the same (kind, link, other) codes in the same order as the last step: the same pairs of names touch,
+    # no new event (a robot standing: one bytes compare, no names, no sets); any other order or set takes
+    # the full path below, which decides by names
+    sig = ((kind << 42) | (cb << 21) | ca)[touch].tobytes()
+    last = s.__dict__.get("_touch_sig")
+    if last is not None and last[0] == sig and last[1] is s._touching:
         return
-    # the same (kind, link, other) triples as the last step touch: the same pairs of names, no new event
-    # (the common case of a robot standing: no names built, no dicts)
-    codes = frozenset(((kind[touching] << 42) | (cb[touching] << 21) | ca[touching]).tolist())
-    last = s.__dict__.get("_touch_codes")
-    if last is not None and last[0] == codes and last[1] is s._touching:
+    touching = np.flatnonzero(touch)
+    if not len(touching) and not s._touching:
+        s._touch_sig = (sig, s._touching)
         return
     best: dict = {}
     for c in touching.tolist():
@@ -648,4 +657,15 @@ def _record_events(s, contacts) -> None:
             s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=np.array(point[c], dtype=float),
                                  normal=np.array(normal[c], dtype=float), speed=sp, impulse=float(lam[c, 0])))
     s._touching = set(best)
-    s._touch_codes = (codes, s._touching)
+    s._touch_sig = (sig, s._touching)
+
+
+_TOUCH: list = []
+
+
+def _touch_impulse() -> float:
+    """``articulated.TOUCH_IMPULSE`` (imported once: a function-level import costs microseconds a step)."""
+    if not _TOUCH:
+        from .articulated import TOUCH_IMPULSE
+        _TOUCH.append(TOUCH_IMPULSE)
+    return _TOUCH[0]
