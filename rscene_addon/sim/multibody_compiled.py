@@ -389,7 +389,7 @@ def step_compiled(systems, dt: float, kern) -> bool:
     compiled call (``kernels.robot_step``), the others together through the per-part kernels. False (nothing
     changed) when the numpy route must take the whole step."""
     arr = [arrays(s) for s in systems]
-    alone = _alone(systems, arr, dt)
+    alone = _alone(systems, arr, dt, kern)
     memo: dict = {}  # one world-state key per world and plane body for all systems of this step
     tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]
     rest = [s for s, t in zip(systems, tables) if t is None]
@@ -407,7 +407,7 @@ def _numpy_step(system, dt) -> bool:
     return True
 
 
-def _alone(systems, arr, dt) -> list[bool]:
+def _alone(systems, arr, dt, kern) -> list[bool]:
     """Per system: no other collidable system's links can reach it this step (bounding spheres of all its
     links, apart by more than the margin and four steps at both systems' current link speeds)."""
     out = [True] * len(systems)
@@ -416,24 +416,13 @@ def _alone(systems, arr, dt) -> list[bool]:
     live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and arr[k].has_sphere]
     if len(live) < 2:
         return out
-    # all live systems' links in one numpy pass (one pass per system cost a third of a 16-robot step)
-    bc, br, ok, starts, seg = _alone_tables([arr[k] for k in live])
-    frames = np.concatenate([systems[k].frames for k in live])
-    vel = np.concatenate([systems[k].vel for k in live])
-    centres = np.einsum("lij,lj->li", frames[:, :3, :3], bc) + frames[:, :3, 3]
-    counts = np.add.reduceat(ok.astype(float), starts)
-    c = np.add.reduceat(np.where(ok[:, None], centres, 0.0), starts) / counts[:, None]
-    spread = np.where(ok, np.linalg.norm(centres - c[seg], axis=1) + br, -np.inf)
-    r = np.maximum.reduceat(spread, starts)
-    w = np.linalg.norm(vel[:, :3], axis=1)
-    lin = np.linalg.norm(vel[:, 3:] + np.cross(vel[:, :3], centres), axis=1)
-    v = np.maximum.reduceat(lin + w * np.maximum(br, 0.0), starts)
-    dist = np.linalg.norm(c[:, None, :] - c[None, :, :], axis=2)
-    near = dist < r[:, None] + r[None, :] + MARGIN + 4.0 * dt * (v[:, None] + v[None, :])
-    np.fill_diagonal(near, False)
-    for x, k in enumerate(live):
-        if near[x].any():
-            out[k] = False
+    # all live systems' links in one compiled pass (a numpy pass per system cost a third of a 16-robot step,
+    # one stacked numpy pass still ~17 us a robot)
+    bc, br, starts = _alone_tables([arr[k] for k in live])
+    near = kern.near_systems(np.concatenate([systems[k].frames for k in live]),
+                             np.concatenate([systems[k].vel for k in live]), bc, br, starts, MARGIN, 4.0 * dt)
+    for x in np.flatnonzero(near).tolist():
+        out[live[x]] = False
     return out
 
 
@@ -441,15 +430,14 @@ _ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the
 
 
 def _alone_tables(arrs):
-    """Bounding spheres of the links of several systems stacked: centres (N, 3), radii (N,), which exist
-    (N,), each system's first row (K,), each row's system (N,); kept while the same systems step (holding them keeps ids unique)."""
+    """Bounding spheres of the links of several systems stacked: centres (N, 3), radii (N,; negative: none),
+    each system's first row and the end (K + 1,); kept while the same systems step (holding them keeps ids
+    unique)."""
     if _ALONE_TABLES[0] is None or len(_ALONE_TABLES[0]) != len(arrs) or any(
             x is not y for x, y in zip(_ALONE_TABLES[0], arrs)):
-        br = np.concatenate([a.br for a in arrs])
-        starts = np.cumsum([0] + [len(a.br) for a in arrs[:-1]]).astype(np.int64)
-        seg = np.repeat(np.arange(len(arrs)), [len(a.br) for a in arrs])
-        _ALONE_TABLES[0], _ALONE_TABLES[1] = list(arrs), (np.concatenate([a.bc for a in arrs]), br, br >= 0, starts,
-                                                          seg)
+        starts = np.cumsum([0] + [len(a.br) for a in arrs]).astype(np.int64)
+        _ALONE_TABLES[0], _ALONE_TABLES[1] = list(arrs), (np.ascontiguousarray(np.concatenate([a.bc for a in arrs])),
+                                                          np.concatenate([a.br for a in arrs]), starts)
     return _ALONE_TABLES[1]
 
 
