@@ -389,8 +389,9 @@ def step_compiled(systems, dt: float, kern) -> bool:
     compiled call (``kernels.robot_step``), the others together through the per-part kernels. False (nothing
     changed) when the numpy route must take the whole step."""
     arr = [arrays(s) for s in systems]
-    alone = _alone(systems, arr, dt)
-    tables = [_plane_arrays(s, a) if ok else None for s, a, ok in zip(systems, arr, alone)]
+    alone = _alone(systems, arr, dt, kern)
+    memo: dict = {}  # one world-state key per world and plane body for all systems of this step
+    tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]
     rest = [s for s, t in zip(systems, tables) if t is None]
     if rest and not _step_group(rest, dt, kern):
         return False
@@ -406,7 +407,7 @@ def _numpy_step(system, dt) -> bool:
     return True
 
 
-def _alone(systems, arr, dt) -> list[bool]:
+def _alone(systems, arr, dt, kern) -> list[bool]:
     """Per system: no other collidable system's links can reach it this step (bounding spheres of all its
     links, apart by more than the margin and four steps at both systems' current link speeds)."""
     out = [True] * len(systems)
@@ -415,24 +416,13 @@ def _alone(systems, arr, dt) -> list[bool]:
     live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and arr[k].has_sphere]
     if len(live) < 2:
         return out
-    # all live systems' links in one numpy pass (one pass per system cost a third of a 16-robot step)
-    bc, br, ok, starts, seg = _alone_tables([arr[k] for k in live])
-    frames = np.concatenate([systems[k].frames for k in live])
-    vel = np.concatenate([systems[k].vel for k in live])
-    centres = np.einsum("lij,lj->li", frames[:, :3, :3], bc) + frames[:, :3, 3]
-    counts = np.add.reduceat(ok.astype(float), starts)
-    c = np.add.reduceat(np.where(ok[:, None], centres, 0.0), starts) / counts[:, None]
-    spread = np.where(ok, np.linalg.norm(centres - c[seg], axis=1) + br, -np.inf)
-    r = np.maximum.reduceat(spread, starts)
-    w = np.linalg.norm(vel[:, :3], axis=1)
-    lin = np.linalg.norm(vel[:, 3:] + np.cross(vel[:, :3], centres), axis=1)
-    v = np.maximum.reduceat(lin + w * np.maximum(br, 0.0), starts)
-    dist = np.linalg.norm(c[:, None, :] - c[None, :, :], axis=2)
-    near = dist < r[:, None] + r[None, :] + MARGIN + 4.0 * dt * (v[:, None] + v[None, :])
-    np.fill_diagonal(near, False)
-    for x, k in enumerate(live):
-        if near[x].any():
-            out[k] = False
+    # all live systems' links in one compiled pass (a numpy pass per system cost a third of a 16-robot step,
+    # one stacked numpy pass still ~17 us a robot)
+    bc, br, starts = _alone_tables([arr[k] for k in live])
+    near = kern.near_systems(np.concatenate([systems[k].frames for k in live]),
+                             np.concatenate([systems[k].vel for k in live]), bc, br, starts, MARGIN, 4.0 * dt)
+    for x in np.flatnonzero(near).tolist():
+        out[live[x]] = False
     return out
 
 
@@ -440,20 +430,20 @@ _ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the
 
 
 def _alone_tables(arrs):
-    """Bounding spheres of the links of several systems stacked: centres (N, 3), radii (N,), which exist
-    (N,), each system's first row (K,), each row's system (N,); kept while the same systems step (holding them keeps ids unique)."""
+    """Bounding spheres of the links of several systems stacked: centres (N, 3), radii (N,; negative: none),
+    each system's first row and the end (K + 1,); kept while the same systems step (holding them keeps ids
+    unique)."""
     if _ALONE_TABLES[0] is None or len(_ALONE_TABLES[0]) != len(arrs) or any(
             x is not y for x, y in zip(_ALONE_TABLES[0], arrs)):
-        br = np.concatenate([a.br for a in arrs])
-        starts = np.cumsum([0] + [len(a.br) for a in arrs[:-1]]).astype(np.int64)
-        seg = np.repeat(np.arange(len(arrs)), [len(a.br) for a in arrs])
-        _ALONE_TABLES[0], _ALONE_TABLES[1] = list(arrs), (np.concatenate([a.bc for a in arrs]), br, br >= 0, starts,
-                                                          seg)
+        starts = np.cumsum([0] + [len(a.br) for a in arrs]).astype(np.int64)
+        _ALONE_TABLES[0], _ALONE_TABLES[1] = list(arrs), (np.ascontiguousarray(np.concatenate([a.bc for a in arrs])),
+                                                          np.concatenate([a.br for a in arrs]), starts)
     return _ALONE_TABLES[1]
 
 
-def _plane_arrays(s, a):
-    """``_planes`` kept while nothing it reads changes (a static plane, a quiet world: the common case)."""
+def _plane_arrays(s, a, memo=None):
+    """``_planes`` kept while nothing it reads changes (a static plane, a quiet world: the common case);
+    ``memo`` shares the world state's part of the key between the systems of one step."""
     env = s.environment
     key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
            s.contact_slop)
@@ -463,9 +453,16 @@ def _plane_arrays(s, a):
         planes = a.__dict__.get("_env_planes")
         if planes is not None and planes[0] is allowed and planes[1] is env and len(planes[2]):
             b = planes[5]  # the planes' bodies: one index (views, no copies) when they share one body
-            key += (id(allowed), st.position[b].tobytes(), st.quaternion[b].tobytes(),
-                    st.linear_velocity[b].tobytes(), st.angular_velocity[b].tobytes(),
-                    float(np.abs(st.linear_velocity).max(initial=0.0)), env.erp, env.slop)
+            mk = (id(st), b if isinstance(b, int) else b.tobytes())
+            wkey = None if memo is None else memo.get(mk)
+            if wkey is None:
+                # every body's linear velocity as bytes (the reach reads their largest): a copy costs a tenth
+                # of np.abs(...).max() on a small world
+                wkey = (st.position[b].tobytes(), st.quaternion[b].tobytes(), st.angular_velocity[b].tobytes(),
+                        st.linear_velocity.tobytes())
+                if memo is not None:
+                    memo[mk] = wkey
+            key += (id(allowed), wkey, env.erp, env.slop)
         else:
             key = None
     cached = a.__dict__.get("_planes_cache")
@@ -625,16 +622,18 @@ def contact_dicts(s) -> list[dict]:
 
 def _record_events(s, contacts) -> None:
     """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
-    from .articulated import TOUCH_IMPULSE
     kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
-    touching = np.flatnonzero(lam[:, 0] > TOUCH_IMPULSE)  # lam is (C, 3), also when C is 0
-    if not len(touching) and not s._touching:
+    touch = lam[:, 0] > _touch_impulse()  # lam is (C, 3), also when C is 0
+    # the same (kind, link, other) codes in the same order as the last step: the same pairs of names touch,
+    # no new event (a robot standing: one bytes compare, no names, no sets); any other order or set takes
+    # the full path below, which decides by names
+    sig = ((kind << 42) | (cb << 21) | ca)[touch].tobytes()
+    last = s.__dict__.get("_touch_sig")
+    if last is not None and last[0] == sig and last[1] is s._touching:
         return
-    # the same (kind, link, other) triples as the last step touch: the same pairs of names, no new event
-    # (the common case of a robot standing: no names built, no dicts)
-    codes = frozenset(((kind[touching] << 42) | (cb[touching] << 21) | ca[touching]).tolist())
-    last = s.__dict__.get("_touch_codes")
-    if last is not None and last[0] == codes and last[1] is s._touching:
+    touching = np.flatnonzero(touch)
+    if not len(touching) and not s._touching:
+        s._touch_sig = (sig, s._touching)
         return
     best: dict = {}
     for c in touching.tolist():
@@ -648,4 +647,15 @@ def _record_events(s, contacts) -> None:
             s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=np.array(point[c], dtype=float),
                                  normal=np.array(normal[c], dtype=float), speed=sp, impulse=float(lam[c, 0])))
     s._touching = set(best)
-    s._touch_codes = (codes, s._touching)
+    s._touch_sig = (sig, s._touching)
+
+
+_TOUCH: list = []
+
+
+def _touch_impulse() -> float:
+    """``articulated.TOUCH_IMPULSE`` (imported once: a function-level import costs microseconds a step)."""
+    if not _TOUCH:
+        from .articulated import TOUCH_IMPULSE
+        _TOUCH.append(TOUCH_IMPULSE)
+    return _TOUCH[0]

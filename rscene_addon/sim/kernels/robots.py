@@ -7,11 +7,12 @@ import numpy as np
 
 from .articulated import integrate, kinematics, limit_rows, mass_matrix, bias_forces, position_error, predict
 from .robot_contacts import pair_rows, plane_rows, sphere_speeds
+from .robot_near import near_systems
 from .robot_solve import solve_rows
 from .robot_step import system_step
 
-__all__ = ["bias_forces", "integrate", "kinematics", "limit_rows", "mass_matrix", "pair_rows", "plane_rows",
-           "position_error", "predict", "solve_rows", "sphere_speeds", "system_step", "warm_up"]
+__all__ = ["bias_forces", "integrate", "kinematics", "limit_rows", "mass_matrix", "near_systems", "pair_rows",
+           "plane_rows", "position_error", "predict", "solve_rows", "sphere_speeds", "system_step", "warm_up"]
 
 
 def warm_up() -> None:
@@ -53,6 +54,8 @@ def warm_up() -> None:
                   frames, pts, p0, st, ss, so, p0, bc, br, u1, u, parent, ds0, nd, S,
                   0.8, 0.0, 0.001, 0.2, 1e-4, 0.02, 0.01)
     sphere_speeds(u1, parent, ds0, nd, S, bc, br)
+    near_systems(np.concatenate((frames, frames)), np.concatenate((vel, vel)), np.concatenate((bc, bc)),
+                 np.concatenate((br, br)), np.array([0, 2, 4], i64), 0.02, 0.04)
     f1 = np.ones(1)
     system_step(q, u, q, z, z, z, z, z, locked, np.full(7, np.inf), z, np.array([0.0, 0.0, -9.81]), lo, hi, lg, ld,
                 parent, kind, gs0, ds0, nd, eye, axis, eye.copy(), axis, axis, mass, com, inertia_local, frames, S,

@@ -162,3 +162,37 @@ def test_folding_elbow_touches_its_parent_only_when_allowed(tmp_path, sim_backen
         assert folded > -np.pi + 0.05  # stopped before lying flat on the upper link
     else:
         assert folded < -np.pi + 0.05
+
+
+@needs_numba
+def test_near_systems_by_bounding_spheres():
+    """``near_systems`` (which systems step alone): two systems' spheres (mean of their link spheres, radius
+    reaching each) are near when their gap is under the margin plus the horizon times both link speeds."""
+    near_systems = kernels.load_robots().near_systems
+
+    def frames_at(xs):
+        f = np.eye(4)[None].repeat(len(xs), 0)
+        f[:, 0, 3] = xs
+        return f
+
+    # system 0: links at x = -0.5 and 0.5, spheres 0.25 -> centre 0, radius 0.75; system 1: one link at x = d,
+    # sphere 0.25 (its local centre 0.1 along x: at d + 0.1)
+    bc = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    br = np.array([0.25, 0.25, 0.25])
+    starts = np.array([0, 2, 3], np.int64)
+    still = np.zeros((3, 6))
+    # at rest: near while d + 0.1 < 0.75 + 0.25 + margin 0.02
+    for d, want in ((0.91, True), (0.93, False)):
+        assert list(near_systems(frames_at([-0.5, 0.5, d]), still, bc, br, starts, 0.02, 0.1)) == [want, want]
+    # link 2 moving at 1 m/s along x (velocities spatial: angular, then linear at the world origin): reach
+    # grows by horizon 0.1 * 1 m/s
+    moving = still.copy()
+    moving[2, 3] = 1.0
+    assert near_systems(frames_at([-0.5, 0.5, 1.01]), moving, bc, br, starts, 0.02, 0.1).all()
+    assert not near_systems(frames_at([-0.5, 0.5, 1.03]), moving, bc, br, starts, 0.02, 0.1).any()
+    # link 2 spinning at 2 rad/s about z through its origin: its sphere's centre (0.1 off the axis) moves at
+    # 0.2 m/s, its rim at 0.2 + 2 * 0.25 = 0.7 m/s: reach grows by 0.07
+    for d, want in ((0.98, True), (1.0, False)):
+        spinning = still.copy()
+        spinning[2, 2], spinning[2, 4] = 2.0, -2.0 * d  # linear part: the axis through (d, 0, 0)
+        assert list(near_systems(frames_at([-0.5, 0.5, d]), spinning, bc, br, starts, 0.02, 0.1)) == [want, want]
