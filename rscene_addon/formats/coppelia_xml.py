@@ -64,16 +64,41 @@ THIN = 0.001  # thickness given to planes and discs, which have none in Coppelia
 _CAMERA_FIX = quat_from_matrix(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
 _LIGHT_TYPES = {"omni": "point", "spot": "spot", "directional": "directional"}
 _PROXIMITY_KINDS = "proximity"
+# What ``dynamics`` reads itself of a shape's <dynamics>; ``leftovers`` keeps the rest.
+_DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
+    "switches.static", "switches.respondable", "mass", "principalMomentOfInertia", "localInertiaFrame.position",
+    "localInertiaFrame.euler", "material.engines.bullet.friction"))
+
+
+_SEPARATORS = re.compile(r"[,\s]+")
 
 
 def _floats(text: str | None) -> list[float] | None:
     if text is None:
         return None
+    # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
+    parts = _SEPARATORS.split(text.strip()) if "," in text else text.split()
     try:
-        values = [float(p) for p in re.split(r"[,\s]+", text.strip()) if p]
+        values = [float(p) for p in parts if p]
     except ValueError:
         return None
-    return values if all(math.isfinite(v) for v in values) else None
+    return values if all(map(math.isfinite, values)) else None
+
+
+# Euler angles -> quaternion per distinct angle triple: a scene repeats few rotations (most are 0 0 0),
+# and the conversion is two numpy matrix products. Keyed with the zeros' signs, which can show in the
+# result (0.0 == -0.0 as a dict key).
+_EULER_QUATS: dict = {}
+
+
+def _euler_quat(euler: tuple) -> tuple:
+    key = euler if all(euler) else (euler, tuple(math.copysign(1.0, v) for v in euler))
+    quat = _EULER_QUATS.get(key)
+    if quat is None:
+        if len(_EULER_QUATS) >= 65536:  # bounded: a scene of all-different rotations gains nothing
+            _EULER_QUATS.clear()
+        quat = _EULER_QUATS[key] = quat_from_coppelia_euler(*euler)
+    return quat
 
 
 def _flag(text: str | None, default: bool) -> bool:
@@ -134,7 +159,7 @@ class _Reader:
             return ORIGIN, IDENTITY
         position = self.numbers(node, "position", 3, ORIGIN)
         euler = self.numbers(node, "euler", 3, (0.0, 0.0, 0.0))
-        return tuple(position), quat_from_coppelia_euler(*euler)
+        return tuple(position), _euler_quat(euler)
 
     def ref(self, value: str) -> str:
         return value.strip().replace("\\", "/")
@@ -420,8 +445,6 @@ class _Reader:
             if mass <= 0 and not static:
                 self.error(dynamics.find("mass"), f"mass must be positive for a dynamic shape, got {mass}")
                 mass = 1.0
-            done = {"switches.static", "switches.respondable", "mass", "principalMomentOfInertia",
-                    "localInertiaFrame.position", "localInertiaFrame.euler", "material.engines.bullet.friction"}
             pmi = self.numbers(dynamics, "principalMomentOfInertia", 3)
             if pmi is not None:
                 frame_world = compose(shape_world, self.frame(dynamics.find("localInertiaFrame")))
@@ -442,7 +465,7 @@ class _Reader:
             friction = _path(dynamics, "material.engines.bullet.friction")
             if friction is not None and _floats(friction.text):
                 set_extra(record, "friction", _floats(friction.text)[0])
-            self.leftovers(record, dynamics, {f"dynamics.{d}" for d in done}, "dynamics", False)
+            self.leftovers(record, dynamics, _DYNAMICS_DONE, "dynamics", False)
         record.set("mass", mass)
         if static and not respondable:
             # a static shape that nothing collides with takes no part in the physics: visual only
