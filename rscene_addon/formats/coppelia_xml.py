@@ -64,6 +64,8 @@ THIN = 0.001  # thickness given to planes and discs, which have none in Coppelia
 _CAMERA_FIX = quat_from_matrix(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
 _LIGHT_TYPES = {"omni": "point", "spot": "spot", "directional": "directional"}
 _PROXIMITY_KINDS = "proximity"
+_ANY_OBJECT_TAG = frozenset(OBJECT_TAGS + UNSUPPORTED_OBJECT_TAGS)
+_GEOMETRY_DONE: dict = {}  # (geometry tag, keys read) -> consumed paths, for leftovers_geometry
 # What ``dynamics`` reads itself of a shape's <dynamics>; ``leftovers`` keeps the rest.
 _DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
     "switches.static", "switches.respondable", "mass", "principalMomentOfInertia", "localInertiaFrame.position",
@@ -177,11 +179,13 @@ class _Reader:
 
     def leftovers(self, record, node: Node, consumed: set[str], prefix: str = "", skip_objects: bool = True) -> None:
         counts: dict[str, int] = {}
+        skip = skip_objects and not prefix
         for child in node.children:
-            if skip_objects and not prefix and (child.tag in OBJECT_TAGS or child.tag in UNSUPPORTED_OBJECT_TAGS):
+            tag = child.tag
+            if skip and tag in _ANY_OBJECT_TAG:
                 continue
-            counts[child.tag] = counts.get(child.tag, 0) + 1
-            name = child.tag if counts[child.tag] == 1 else f"{child.tag}#{counts[child.tag]}"
+            count = counts[tag] = counts.get(tag, 0) + 1
+            name = tag if count == 1 else f"{tag}#{count}"
             dotted = f"{prefix}.{name}" if prefix else name
             if dotted in consumed:
                 continue
@@ -307,7 +311,10 @@ class _Reader:
         return record, body, ()
 
     def leftovers_geometry(self, record, geometry: Node, consumed_inside) -> None:
-        consumed = {f"{geometry.tag}.{c}" for c in consumed_inside}
+        key = (geometry.tag, consumed_inside)
+        consumed = _GEOMETRY_DONE.get(key)
+        if consumed is None:  # a few tag and key-list pairs, made once
+            consumed = _GEOMETRY_DONE[key] = frozenset(f"{geometry.tag}.{c}" for c in consumed_inside)
         holder = Node("shape")
         holder.children = [geometry]
         self.leftovers(record, holder, consumed, "", False)
