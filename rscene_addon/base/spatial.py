@@ -536,8 +536,35 @@ def record_coppelia_euler(q: Sequence[float], degrees: bool = True) -> Vec3:
 def compose(a: Pose, b: Pose) -> Pose:
     """The pose ``b`` (given in frame ``a``) in the frame ``a`` is given in."""
     (pa, qa), (pb, qb) = a, b
+    # Most poses a reader composes have a parent at the identity rotation (top-level objects) or no local
+    # offset (a shape's geometry frame): there the matrix product is exact, so it is skipped (a numpy call
+    # per record was most of composing). Bit-identical to the product: R = I (off-diagonal zeros) turns a
+    # finite v into v; a finite R turns the zero vector into signed zeros, which _clean makes +0.0.
+    finite = _finite3(pb)
+    if finite and qa[0] == 1.0 and qa[1] == 0.0 and qa[2] == 0.0 and qa[3] == 0.0:
+        rotated = pb
+    elif pb[0] == 0.0 and pb[1] == 0.0 and pb[2] == 0.0 and _finite4(qa):
+        rotated = ORIGIN
+    else:
+        rotated = record_rotate(qa, pb)
+    return _clean(p + r for p, r in zip(pa, rotated)), record_quat(record_quat_mul(qa, qb))
+
+
+def _compose_product(a: Pose, b: Pose) -> Pose:
+    """``compose`` always through the matrix product (the reference its shortcuts are tested against)."""
+    (pa, qa), (pb, qb) = a, b
     rotated = record_rotate(qa, pb)
     return _clean(p + r for p, r in zip(pa, rotated)), record_quat(record_quat_mul(qa, qb))
+
+
+def _finite3(v) -> bool:
+    x, y, z = v
+    return math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
+
+
+def _finite4(q) -> bool:
+    w, x, y, z = q
+    return math.isfinite(w) and math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
 
 
 def inverse(a: Pose) -> Pose:

@@ -64,16 +64,43 @@ THIN = 0.001  # thickness given to planes and discs, which have none in Coppelia
 _CAMERA_FIX = quat_from_matrix(np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
 _LIGHT_TYPES = {"omni": "point", "spot": "spot", "directional": "directional"}
 _PROXIMITY_KINDS = "proximity"
+_ANY_OBJECT_TAG = frozenset(OBJECT_TAGS + UNSUPPORTED_OBJECT_TAGS)
+_GEOMETRY_DONE: dict = {}  # (geometry tag, keys read) -> consumed paths, for leftovers_geometry
+# What ``dynamics`` reads itself of a shape's <dynamics>; ``leftovers`` keeps the rest.
+_DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
+    "switches.static", "switches.respondable", "mass", "principalMomentOfInertia", "localInertiaFrame.position",
+    "localInertiaFrame.euler", "material.engines.bullet.friction"))
+
+
+_SEPARATORS = re.compile(r"[,\s]+")
 
 
 def _floats(text: str | None) -> list[float] | None:
     if text is None:
         return None
+    # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
+    parts = _SEPARATORS.split(text.strip()) if "," in text else text.split()
     try:
-        values = [float(p) for p in re.split(r"[,\s]+", text.strip()) if p]
+        values = [float(p) for p in parts if p]
     except ValueError:
         return None
-    return values if all(math.isfinite(v) for v in values) else None
+    return values if all(map(math.isfinite, values)) else None
+
+
+# Euler angles -> quaternion per distinct angle triple: a scene repeats few rotations (most are 0 0 0),
+# and the conversion is two numpy matrix products. Keyed with the zeros' signs, which can show in the
+# result (0.0 == -0.0 as a dict key).
+_EULER_QUATS: dict = {}
+
+
+def _euler_quat(euler: tuple) -> tuple:
+    key = euler if all(euler) else (euler, tuple(math.copysign(1.0, v) for v in euler))
+    quat = _EULER_QUATS.get(key)
+    if quat is None:
+        if len(_EULER_QUATS) >= 65536:  # bounded: a scene of all-different rotations gains nothing
+            _EULER_QUATS.clear()
+        quat = _EULER_QUATS[key] = quat_from_coppelia_euler(*euler)
+    return quat
 
 
 def _flag(text: str | None, default: bool) -> bool:
@@ -134,7 +161,7 @@ class _Reader:
             return ORIGIN, IDENTITY
         position = self.numbers(node, "position", 3, ORIGIN)
         euler = self.numbers(node, "euler", 3, (0.0, 0.0, 0.0))
-        return tuple(position), quat_from_coppelia_euler(*euler)
+        return tuple(position), _euler_quat(euler)
 
     def ref(self, value: str) -> str:
         return value.strip().replace("\\", "/")
@@ -152,11 +179,13 @@ class _Reader:
 
     def leftovers(self, record, node: Node, consumed: set[str], prefix: str = "", skip_objects: bool = True) -> None:
         counts: dict[str, int] = {}
+        skip = skip_objects and not prefix
         for child in node.children:
-            if skip_objects and not prefix and (child.tag in OBJECT_TAGS or child.tag in UNSUPPORTED_OBJECT_TAGS):
+            tag = child.tag
+            if skip and tag in _ANY_OBJECT_TAG:
                 continue
-            counts[child.tag] = counts.get(child.tag, 0) + 1
-            name = child.tag if counts[child.tag] == 1 else f"{child.tag}#{counts[child.tag]}"
+            count = counts[tag] = counts.get(tag, 0) + 1
+            name = tag if count == 1 else f"{tag}#{count}"
             dotted = f"{prefix}.{name}" if prefix else name
             if dotted in consumed:
                 continue
@@ -282,7 +311,10 @@ class _Reader:
         return record, body, ()
 
     def leftovers_geometry(self, record, geometry: Node, consumed_inside) -> None:
-        consumed = {f"{geometry.tag}.{c}" for c in consumed_inside}
+        key = (geometry.tag, consumed_inside)
+        consumed = _GEOMETRY_DONE.get(key)
+        if consumed is None:  # a few tag and key-list pairs, made once
+            consumed = _GEOMETRY_DONE[key] = frozenset(f"{geometry.tag}.{c}" for c in consumed_inside)
         holder = Node("shape")
         holder.children = [geometry]
         self.leftovers(record, holder, consumed, "", False)
@@ -420,8 +452,6 @@ class _Reader:
             if mass <= 0 and not static:
                 self.error(dynamics.find("mass"), f"mass must be positive for a dynamic shape, got {mass}")
                 mass = 1.0
-            done = {"switches.static", "switches.respondable", "mass", "principalMomentOfInertia",
-                    "localInertiaFrame.position", "localInertiaFrame.euler", "material.engines.bullet.friction"}
             pmi = self.numbers(dynamics, "principalMomentOfInertia", 3)
             if pmi is not None:
                 frame_world = compose(shape_world, self.frame(dynamics.find("localInertiaFrame")))
@@ -442,7 +472,7 @@ class _Reader:
             friction = _path(dynamics, "material.engines.bullet.friction")
             if friction is not None and _floats(friction.text):
                 set_extra(record, "friction", _floats(friction.text)[0])
-            self.leftovers(record, dynamics, {f"dynamics.{d}" for d in done}, "dynamics", False)
+            self.leftovers(record, dynamics, _DYNAMICS_DONE, "dynamics", False)
         record.set("mass", mass)
         if static and not respondable:
             # a static shape that nothing collides with takes no part in the physics: visual only

@@ -158,12 +158,16 @@ def parse(text: str, path: str = "<string>") -> Node:
     root: list[Node] = []
     stack: list[Node] = []
     texts: list[list[str]] = []
+    new_node = Node.__new__
 
     def start(tag, attrs):
         if len(stack) >= MAX_DEPTH:
             raise FormatError(Diagnostic(path, parser.CurrentLineNumber, tag,
                                          f"elements nested deeper than {MAX_DEPTH} levels"))
-        node = Node(tag, attrs, path, parser.CurrentLineNumber)
+        # built in place: Node() copies its attribute dict, and expat hands a fresh one per element
+        node = new_node(Node)
+        node.tag, node.attrib, node.children, node.text, node.file = tag, attrs, [], "", path
+        node.line = parser.CurrentLineNumber
         if stack:
             stack[-1].children.append(node)
         else:

@@ -213,3 +213,26 @@ def test_record_tuple_helpers_are_bit_identical_to_the_array_functions():
             assert _same_bits(fr.record_coppelia_euler(q, degrees=False), fr.matrix_to_coppelia_euler(m))
             for matrix in (m, fr.coppelia_euler_to_matrix(*(p[:3] * 3)), np.diag(q[:3]), q[:3, None] * p[None, :3]):
                 assert _same_bits(fr.record_quat_from_matrix(matrix), fr._clean(fr.matrix_to_quat(matrix))), matrix
+
+
+def test_compose_shortcuts_match_the_matrix_product_bit_for_bit():
+    """``compose`` skips the product for an identity parent rotation or a zero offset; the doubles must be
+    those of the product, signed zeros, tiny, huge and non-finite inputs included."""
+    rng = np.random.default_rng(5)
+    qs = _awkward_quaternions(rng, 200)
+    qs += [np.array([1.0, -0.0, 0.0, -0.0]), np.array([1.0, 0.0, 0.0, 0.0])] * 20
+    vectors = [rng.normal(size=3) * 10.0 ** rng.integers(-200, 200) for _ in range(100)]
+    vectors += [np.zeros(3), np.array([-0.0, 0.0, -0.0]), np.array([np.inf, 0.0, 1.0]),
+                np.array([np.nan, -0.0, 0.0]), np.array([1e308, -1e308, 5e-324])]
+    with np.errstate(all="ignore"):
+        for i, q in enumerate(qs):
+            for j in (i, i * 3 + 1, i * 5 + 2):
+                pa, pb = vectors[j % len(vectors)], vectors[(j * 7 + i) % len(vectors)]
+                qb = qs[(i * 11 + j) % len(qs)]
+                for b_position in (pb, fr.ORIGIN, (-0.0, 0.0, -0.0)):
+                    a, b = (tuple(pa), tuple(q)), (tuple(b_position), tuple(qb))
+                    fast, slow = fr.compose(a, b), fr._compose_product(a, b)
+                    assert _same_bits(fast[0], slow[0]) and _same_bits(fast[1], slow[1]), (a, b)
+                    a = (tuple(pa), fr.IDENTITY)
+                    fast, slow = fr.compose(a, b), fr._compose_product(a, b)
+                    assert _same_bits(fast[0], slow[0]) and _same_bits(fast[1], slow[1]), (a, b)
