@@ -128,18 +128,26 @@ def posed(polys, wc, pos, rot, g):
 
 
 @njit(cache=True)
+def _farthest_face(wn, wo, nf, cx, cy, cz):
+    """The face plane that point c is farthest outside (world normals wn, offsets wo): (its signed
+    distance, the face; the first of equals)."""
+    f = 0
+    best = -np.inf
+    for i in range(nf):
+        s = wn[i, 0] * cx + wn[i, 1] * cy + wn[i, 2] * cz - wo[i]
+        if s > best:
+            best, f = s, i
+    return best, f
+
+
+@njit(cache=True)
 def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a, cx, cy, cz, room, margin):
     """max over A's faces of (min over B's vertices of n . v) - offset, and that face (the first of equals);
     stops early once beyond the margin (then no contact, whichever face). B holds the ball of radius rho
     about c, so a face separates by at most n . c - rho - offset: first the face of the highest bound is
     projected, then only the faces whose bound (``room``: rho less rounding) reaches its separation, since
     no other can be the maximum (the same maximum and the same face with most projections skipped)."""
-    f0 = 0
-    top = -np.inf
-    for f in range(nf_a):
-        u = wn_a[f, 0] * cx + wn_a[f, 1] * cy + wn_a[f, 2] * cz - wo_a[f]
-        if u > top:
-            top, f0 = u, f
+    _, f0 = _farthest_face(wn_a, wo_a, nf_a, cx, cy, cz)
     lo = np.inf
     for i in range(nv_b):
         lo = min(lo, wv_b[i, 0] * wn_a[f0, 0] + wv_b[i, 1] * wn_a[f0, 1] + wv_b[i, 2] * wn_a[f0, 2])
@@ -485,12 +493,7 @@ def sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_
     t_start, tris = polys[13], polys[14]
     wv, wn, wo, _, _, nf, _ = posed(polys, wc, pos, rot, gb)
     cx, cy, cz, r = pos[ga, 0], pos[ga, 1], pos[ga, 2], size[ga, 0]
-    f = 0
-    best = -np.inf
-    for i in range(nf):
-        s = wn[i, 0] * cx + wn[i, 1] * cy + wn[i, 2] * cz - wo[i]
-        if s > best:
-            best, f = s, i
+    best, f = _farthest_face(wn, wo, nf, cx, cy, cz)
     if best - r > margin:
         return count
     if best <= 0:
