@@ -61,6 +61,13 @@ def _one_step(world, backend):
     return state, gran, proxy
 
 
+def _assert_same_particles(a, b):
+    """Positions, velocities and spins of states ``a`` (numpy) and ``b`` (numba) after one step agree."""
+    assert np.allclose(b.particles[0], a.particles[0], rtol=0, atol=1e-12)
+    assert np.allclose(b.particle_velocity[0], a.particle_velocity[0], rtol=0, atol=1e-9)
+    assert np.allclose(b.particle_omega[0], a.particle_omega[0], rtol=0, atol=1e-7)
+
+
 def test_one_granular_step_agrees_with_numpy():
     lines = _sandbox() + [obj("/World/Ball", "sphere", pos=(0, 0, 0.45), radius=0.05, mode="dynamic")]
     world = World.from_scene(scene_from(lines), backend="numpy")
@@ -70,9 +77,7 @@ def test_one_granular_step_agrees_with_numpy():
             a, ga, wa = _one_step(world, "numpy")
             b, gb, wb = _one_step(world, "numba")
             assert len(ga.pair_hist.keys) > 50  # contacts under test
-            assert np.allclose(b.particles[0], a.particles[0], rtol=0, atol=1e-12)
-            assert np.allclose(b.particle_velocity[0], a.particle_velocity[0], rtol=0, atol=1e-9)
-            assert np.allclose(b.particle_omega[0], a.particle_omega[0], rtol=0, atol=1e-7)
+            _assert_same_particles(a, b)
             assert np.array_equal(gb.pair_hist.keys, ga.pair_hist.keys)
             assert np.allclose(gb.pair_hist.xi, ga.pair_hist.xi, rtol=0, atol=1e-12)
             assert np.array_equal(gb.wall_hist.keys, ga.wall_hist.keys)
@@ -94,9 +99,7 @@ def test_one_granular_step_on_a_height_field_agrees_with_numpy():
             a, ga, _ = _one_step(world, "numpy")
             b, gb, _ = _one_step(world, "numba")
             assert len(ga.wall_hist.keys) > 10  # particles touching the terrain
-            assert np.allclose(b.particles[0], a.particles[0], rtol=0, atol=1e-12)
-            assert np.allclose(b.particle_velocity[0], a.particle_velocity[0], rtol=0, atol=1e-9)
-            assert np.allclose(b.particle_omega[0], a.particle_omega[0], rtol=0, atol=1e-7)
+            _assert_same_particles(a, b)
             assert np.array_equal(gb.wall_hist.keys, ga.wall_hist.keys)
             assert np.allclose(gb.wall_hist.xi, ga.wall_hist.xi, rtol=0, atol=1e-12)
             assert np.array_equal(gb.pair_hist.keys, ga.pair_hist.keys)
