@@ -385,9 +385,9 @@ def _contact_dicts(rows, lam) -> list[dict]:
 
 
 def step_compiled(systems, dt: float, kern) -> bool:
-    """One step of ``systems``: each system alone (no other system's links within reach) on planes in one
-    compiled call (``kernels.robot_step``), the others together through the per-part kernels. False (nothing
-    changed) when the numpy route must take the whole step."""
+    """One step of ``systems``: every system alone (no other system's links within reach) on planes in one
+    compiled call for all of them (``robot_pack``), the others together through the per-part kernels. False
+    (nothing changed) when the numpy route must take the whole step."""
     arr = [arrays(s) for s in systems]
     alone = _alone(systems, arr, dt, kern)
     memo: dict = {}  # one world-state key per world and plane body for all systems of this step
@@ -395,9 +395,14 @@ def step_compiled(systems, dt: float, kern) -> bool:
     rest = [s for s, t in zip(systems, tables) if t is None]
     if rest and not _step_group(rest, dt, kern):
         return False
-    for s, a, t in zip(systems, arr, tables):
-        if t is not None and not _step_one(s, a, t, dt, kern):
-            return _step_group([s], dt, kern) or _numpy_step(s, dt)
+    packed = [k for k, t in enumerate(tables) if t is not None]
+    if packed:
+        from .robot_pack import pack_for
+        ps = [systems[k] for k in packed]
+        pa = [arr[k] for k in packed]
+        pack = pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)], kern)
+        for s in pack.step(dt, _touch_impulse()):
+            _step_group([s], dt, kern) or _numpy_step(s, dt)
     return True
 
 
@@ -565,30 +570,6 @@ def _self_pairs(s, a):
     return cached[1], cached[3]
 
 
-def _step_one(s, a, planes, dt, kern) -> bool:
-    pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw = planes
-    allowed, mat = _self_pairs(s, a)
-    lg, ld = a.limits(s)
-    limit = s.effort if s.enforce_effort_limits else _inf(s)
-    res = kern.system_step(s.q, s.u, s.q_target, s.u_target, s.kp, s.kd, s.damping, s.tau_ext, s.locked, limit,
-                           s.armature, s.gravity, s.lower, s.upper, lg, ld, a.parent, a.kind, a.gs0, a.ds0, a.nd,
-                           a.origin, a.axis, a.offset, a.pu, a.pv, a.mass, a.com_local, a.inertia_local, s.frames,
-                           s._S, s.vel, s.inertia, a.pts, a.p0, a.st, a.ss, a.so, a.s0, a.bc, a.br, allowed, mat,
-                           pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, s.erp, s.contact_slop,
-                           MARGIN, dt, s.contact_iterations)
-    ok, q, u, pd_torque, frames, S, vel, com, inertia, contacts = res
-    if not ok:
-        return False
-    s.q, s.u, s.last_pd_torque = q, u, pd_torque
-    s.frames, s._S, s.vel, s.com, s.inertia = frames, S, vel, com, inertia
-    s._S_list = None
-    s.time += dt
-    s._last_contacts = None
-    s._contact_arrays = (contacts, planes, mat)
-    _record_events(s, contacts)
-    return True
-
-
 def _plane_body(s, g: int) -> str:
     """Name of the body of plane ``g`` of ``_plane_arrays`` (the flat ground first when there is one)."""
     if s.ground_height is not None and s.collidable:
@@ -602,52 +583,25 @@ def _plane_body(s, g: int) -> str:
 
 
 def contact_dicts(s) -> list[dict]:
-    """``last_contacts`` of a system stepped by ``_step_one``, as the numpy route lists them."""
+    """``last_contacts`` of a system stepped by ``robot_pack`` (its contacts (C, CONTACT) and rows
+    (C, 3, nv)), as the numpy route lists them."""
     if s._contact_arrays is None:
         return []
-    (kind, ca, cb, point, normal, depth, target, push, speed, fric, lam, rows), _, _ = s._contact_arrays
+    cont, rows = s._contact_arrays
     out = []
-    for c in range(len(kind)):
-        d = {"link": s.bodies[ca[c]].link, "point": point[c], "normal": normal[c], "depth": float(depth[c]),
-             "target": float(target[c]), "push": float(push[c]), "friction": float(fric[c]),
-             "speed": float(speed[c]), "system": s, "jacobian": tuple(rows[c]), "impulse": lam[c].copy()}
-        if kind[c] == 0:
-            d["body"] = _plane_body(s, int(cb[c]))
+    for c in range(len(cont)):
+        kind, link, other = int(cont[c, 0]), int(cont[c, 1]), int(cont[c, 2])
+        d = {"link": s.bodies[link].link, "point": cont[c, 3:6], "normal": cont[c, 6:9],
+             "depth": float(cont[c, 9]), "target": float(cont[c, 10]), "push": float(cont[c, 11]),
+             "friction": float(cont[c, 13]), "speed": float(cont[c, 12]), "system": s, "jacobian": tuple(rows[c]),
+             "impulse": cont[c, 14:17].copy()}
+        if kind == 0:
+            d["body"] = _plane_body(s, other)
         else:
-            d["body"] = f"{s.name}/{s.bodies[cb[c]].link}"
-            d["other_system"], d["other_link"] = s, s.bodies[cb[c]].link
+            d["body"] = f"{s.name}/{s.bodies[other].link}"
+            d["other_system"], d["other_link"] = s, s.bodies[other].link
         out.append(d)
     return out
-
-
-def _record_events(s, contacts) -> None:
-    """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
-    kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
-    touch = lam[:, 0] > _touch_impulse()  # lam is (C, 3), also when C is 0
-    # the same (kind, link, other) codes in the same order as the last step: the same pairs of names touch,
-    # no new event (a robot standing: one bytes compare, no names, no sets); any other order or set takes
-    # the full path below, which decides by names
-    sig = ((kind << 42) | (cb << 21) | ca)[touch].tobytes()
-    last = s.__dict__.get("_touch_sig")
-    if last is not None and last[0] == sig and last[1] is s._touching:
-        return
-    touching = np.flatnonzero(touch)
-    if not len(touching) and not s._touching:
-        s._touch_sig = (sig, s._touching)
-        return
-    best: dict = {}
-    for c in touching.tolist():
-        body = _plane_body(s, int(cb[c])) if kind[c] == 0 else f"{s.name}/{s.bodies[cb[c]].link}"
-        pair = (body, f"{s.name}/{s.bodies[ca[c]].link}")
-        key = tuple(sorted(pair))
-        if key not in best or speed[c] > best[key][1]:
-            best[key] = (pair, float(speed[c]), c)
-    for key, (pair, sp, c) in best.items():
-        if key not in s._touching:
-            s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=np.array(point[c], dtype=float),
-                                 normal=np.array(normal[c], dtype=float), speed=sp, impulse=float(lam[c, 0])))
-    s._touching = set(best)
-    s._touch_sig = (sig, s._touching)
 
 
 _TOUCH: list = []
