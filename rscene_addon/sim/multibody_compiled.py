@@ -424,8 +424,12 @@ def _alone(systems, arr, dt, kern) -> list[bool]:
     # all live systems' links in one compiled pass (a numpy pass per system cost a third of a 16-robot step,
     # one stacked numpy pass still ~17 us a robot)
     bc, br, starts = _alone_tables([arr[k] for k in live])
-    near = kern.near_systems(np.concatenate([systems[k].frames for k in live]),
-                             np.concatenate([systems[k].vel for k in live]), bc, br, starts, MARGIN, 4.0 * dt)
+    from .robot_pack import blocks
+    lives = [systems[k] for k in live]
+    stacked = blocks(lives)  # the last step's pack holds them stacked when they all stepped alone
+    if stacked is None:
+        stacked = (np.concatenate([s.frames for s in lives]), np.concatenate([s.vel for s in lives]))
+    near = kern.near_systems(stacked[0], stacked[1], bc, br, starts, MARGIN, 4.0 * dt)
     for x in np.flatnonzero(near).tolist():
         out[live[x]] = False
     return out
@@ -583,11 +587,12 @@ def _plane_body(s, g: int) -> str:
 
 
 def contact_dicts(s) -> list[dict]:
-    """``last_contacts`` of a system stepped by ``robot_pack`` (its contacts (C, CONTACT) and rows
-    (C, 3, nv)), as the numpy route lists them."""
+    """``last_contacts`` of a system stepped by ``robot_pack`` (the step's contacts (C, CONTACT) and flat
+    rows of all its systems, and where this system's lie), as the numpy route lists them."""
     if s._contact_arrays is None:
         return []
-    cont, rows = s._contact_arrays
+    contacts, rows, c0, c1, r0, r1 = s._contact_arrays
+    cont, rows = contacts[c0:c1], rows[r0:r1].reshape(c1 - c0, 3, s.nv)
     out = []
     for c in range(len(cont)):
         kind, link, other = int(cont[c, 0]), int(cont[c, 1]), int(cont[c, 2])

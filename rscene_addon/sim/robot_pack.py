@@ -16,7 +16,7 @@ import numpy as np
 
 from .link_contacts import MARGIN
 
-__all__ = ["Pack", "pack_for"]
+__all__ = ["Pack", "blocks", "pack_for"]
 
 # the float controls in the order of their layout columns (C_QT .. C_HI), each nq (q) or nv (v) or 3 long
 _CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("damping", "v"),
@@ -25,6 +25,7 @@ _CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("d
 _STATE = (("q", "q", ()), ("u", "v", ()), ("last_pd_torque", "v", ()), ("frames", 16, (4, 4)), ("_S", 36, (6, 6)),
           ("vel", 6, (6,)), ("com", 3, (3,)), ("inertia", 36, (6, 6)))
 _READ = (0, 1, 3, 4, 5, 7)  # the state fields a step reads
+_NAMES = tuple(name for name, _, _ in _STATE)
 
 
 class Pack:
@@ -39,6 +40,11 @@ class Pack:
             b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"])
         self.scal = np.zeros(3)
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
+        self.scalars = [[s.erp, s.contact_slop] for s in systems]
+        last = len(systems) - 1
+        # the state's frames and velocities of all systems: one block each (robot_step.pack lays them so)
+        self.frames_at = (int(self.lay[0, rs.S_FRAMES]), int(self.lay[last, rs.S_FRAMES]) + 16 * int(self.lay[last, 0]))
+        self.vel_at = (int(self.lay[0, rs.S_VEL]), int(self.lay[last, rs.S_VEL]) + 6 * int(self.lay[last, 0]))
         # where each system's controls and state lie in the buffers: (attribute, start, stop, shape)
         self.control_slices, self.state_slices = [], []
         for k, s in enumerate(systems):
@@ -67,26 +73,27 @@ class Pack:
         for name, buf, at, size in self.control_slices[k]:
             v = buf[at:at + size]
             setattr(s, name, v)
-            views.append(v)
+            views.append((name, v))
         self.bound[k] = views
 
     def _hand_out(self, k, s, buf):
-        views = []
-        for name, a, b, shape in self.state_slices[k]:
-            v = buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
-            views.append(v)
-        s.q, s.u, s.last_pd_torque, s.frames, s._S, s.vel, s.com, s.inertia = views
-        s._S_list = None
+        views = [buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
+                 for _, a, b, shape in self.state_slices[k]]
+        d = s.__dict__
+        d.update(zip(_NAMES, views))
+        d["_S_list"] = None
         self.handed[k] = views
 
     def _sync(self) -> None:
         """Take what the systems' attributes say now where it is not the arrays last handed out (a new
         configuration, new gains, another route's step)."""
         copied = False
+        cf = self.cf
         for k, s in enumerate(self.systems):
+            d = s.__dict__
             h = self.handed[k]
-            if not (s.q is h[0] and s.u is h[1] and s.frames is h[3] and s._S is h[4] and s.vel is h[5]
-                    and s.inertia is h[7]):
+            if not (d["q"] is h[0] and d["u"] is h[1] and d["frames"] is h[3] and d["_S"] is h[4]
+                    and d["vel"] is h[5] and d["inertia"] is h[7]):
                 if not copied:  # arrays handed out for the last step keep their values
                     self.state = self.state.copy()
                     copied = True
@@ -94,36 +101,58 @@ class Pack:
                     name, a, b, _ = self.state_slices[k][x]
                     self.state[a:b] = np.ravel(getattr(s, name))
                 self._hand_out(k, s, self.state)
-            for (name, _, _, _), v in zip(self.control_slices[k], self.bound[k]):
-                now = getattr(s, name)
+            for name, v in self.bound[k]:
+                now = d[name]
                 if now is not v:
                     v[:] = now
-                    setattr(s, name, v)
-            at = self.scal_at[k]
-            self.cf[at], self.cf[at + 1] = s.erp, s.contact_slop
+                    d[name] = v
+            sc = self.scalars[k]
+            if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
+                sc[0], sc[1] = d["erp"], d["contact_slop"]
+                cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
+
+    def blocks(self, systems):
+        """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of ``systems`` as they are now, when
+        they are this pack's systems in its order and hold the state it handed out (else None)."""
+        if len(systems) != len(self.systems):
+            return None
+        for s, t, h in zip(systems, self.systems, self.handed):
+            d = s.__dict__
+            if s is not t or d["frames"] is not h[3] or d["vel"] is not h[5]:
+                return None
+        a, b = self.frames_at
+        c, e = self.vel_at
+        return self.state[a:b].reshape(-1, 4, 4), self.state[c:e].reshape(-1, 6)
 
     def step(self, dt: float, touch_impulse: float) -> list:
         """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
         self._sync()
         self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
-        out, ok, starts, contacts, rows, touch = self.rs.step_alone(self.lay, self.mf, self.mi, self.cf, self.cb,
-                                                                    self.state, self.pf, self.pb, self.scal)
-        self.state = out
+        out, meta = self.rs.step_alone(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb,
+                                       self.scal)
+        K, n = len(self.systems), self.state.shape[0]
+        self.state = out[:n]  # the contacts and rows follow it
         failed = []
-        c0, t0, r0 = starts.tolist()
-        for k, s in enumerate(self.systems):
-            if not ok[k]:
+        head = meta[:K + 3 * (K + 1)].tolist()
+        ok, c0, t0, r0 = head[:K], head[K:2 * K + 1], head[2 * K + 1:3 * K + 2], head[3 * K + 2:]
+        touch = meta[K + 3 * (K + 1):]
+        C = c0[K]
+        contacts = out[n:n + C * self.rs.CONTACT].reshape(C, self.rs.CONTACT)
+        rows = out[n + C * self.rs.CONTACT:]
+        for k, (s, good) in enumerate(zip(self.systems, ok)):
+            if not good:
                 failed.append(s)
                 continue
             self._hand_out(k, s, out)
-            s.time += dt
-            s._last_contacts = None
-            nv = s.nv
-            s._contact_arrays = (contacts[c0[k]:c0[k + 1]], rows[r0[k]:r0[k + 1]].reshape(-1, 3, nv))
+            d = s.__dict__
+            d["time"] += dt
+            d["_last_contacts"] = None
+            # sliced when asked for (``multibody_compiled.contact_dicts``)
+            d["_contact_arrays"] = (contacts, rows, c0[k], c0[k + 1], r0[k], r0[k + 1])
             sig = touch[t0[k]:t0[k + 1]].tobytes()
-            last = s.__dict__.get("_touch_sig")
+            last = d.get("_touch_sig")
             if last is None or last[0] != sig or last[1] is not s._touching:
-                _record_events(s, s._contact_arrays[0], touch_impulse)
+                _record_events(s, contacts[c0[k]:c0[k + 1]], touch_impulse)
                 s._touch_sig = (sig, s._touching)
         return failed
 
@@ -162,23 +191,37 @@ def _record_events(s, cont, touch_impulse: float) -> None:
     """``ArticulatedSystem._record_events`` on a packed step's contacts (C, CONTACT): a touching pair not
     touching at the last step is an event (its fastest contact's point, normal, speed and impulse)."""
     from .multibody_compiled import _plane_body
+    # (kind, other, link) -> (the pair of names, its sorted key), while the planes and names stay
+    key = (s._arrays.__dict__.get("_env_planes"), s.ground_height is not None and s.collidable, s.name)
+    cached = s.__dict__.get("_pair_names")
+    if cached is None or cached[0] != key:
+        cached = s._pair_names = (key, {})
+    names = cached[1]
     best: dict = {}
-    for c in np.flatnonzero(cont[:, 14] > touch_impulse).tolist():
-        kind, other, link = int(cont[c, 0]), int(cont[c, 2]), int(cont[c, 1])
-        body = _plane_body(s, other) if kind == 0 else f"{s.name}/{s.bodies[other].link}"
-        pair = (body, f"{s.name}/{s.bodies[link].link}")
-        key = tuple(sorted(pair))
-        speed = float(cont[c, 12])
-        if key not in best or speed > best[key][1]:
-            best[key] = (pair, speed, c)
-    for key, (pair, speed, c) in best.items():
-        if key not in s._touching:
+    touching = np.flatnonzero(cont[:, 14] > touch_impulse)
+    for c, (kind, link, other, speed) in zip(touching.tolist(), cont[touching][:, [0, 1, 2, 12]].tolist()):
+        code = (kind, other, link)
+        entry = names.get(code)
+        if entry is None:
+            body = _plane_body(s, int(other)) if kind == 0 else f"{s.name}/{s.bodies[int(other)].link}"
+            pair = (body, f"{s.name}/{s.bodies[int(link)].link}")
+            entry = names[code] = (pair, tuple(sorted(pair)))
+        pair, pkey = entry
+        if pkey not in best or speed > best[pkey][1]:
+            best[pkey] = (pair, speed, c)
+    for pkey, (pair, speed, c) in best.items():
+        if pkey not in s._touching:
             s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=cont[c, 3:6].copy(),
                                  normal=cont[c, 6:9].copy(), speed=speed, impulse=float(cont[c, 14])))
     s._touching = set(best)
 
 
 _PACKS: list = []  # the packs of the last steps (a few: the systems alone may change from step to step)
+
+
+def blocks(systems):
+    """``Pack.blocks`` of the last step's pack (None: no pack, or not these systems as it left them)."""
+    return _PACKS[0].blocks(systems) if _PACKS else None
 
 
 def pack_for(systems, arrs, planes, selfs, kern) -> Pack:

@@ -158,20 +158,20 @@ CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, dept
 
 @njit(cache=True)
 def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
-    """``system_step`` for K systems alone on planes in one call, on packed buffers (``multibody_pack``):
+    """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
     state and plane buffers; ``scal`` = (margin, dt, touch impulse). Reads the state from ``sin`` and writes
-    the next one into a new buffer of the same layout (``sin`` is left as it was: the arrays handed out for
-    the last step stay valid).
+    the next one into a new buffer (``sin`` is left as it was: the arrays handed out for the last step keep
+    their values). Two arrays come back (each returned array costs microseconds to hand to Python):
 
-    Returns (out, ok (K,), starts (3, K + 1): per system its first contact, first touch code and first
-    row value, contacts (C, CONTACT), rows (flat: C_k x 3 x nv_k per system), touch codes (sorted, per
-    system: kind << 42 | other << 21 | link of the contacts whose normal impulse exceeds the touch impulse)).
-    ok False: that system's mass matrix was not positive definite; its state in ``out`` is a copy of
-    ``sin`` and its contacts are empty (the caller takes another route for it)."""
+    out: float, the new state (the layout of ``sin``), then the contacts (C, CONTACT), then the rows (flat:
+    C_k x 3 x nv_k per system). meta: int, ok (K: 0 or 1), then starts (3, K + 1): per system its first
+    contact, first touch code and first row value, then the touch codes (sorted per system: kind << 42 |
+    other << 21 | link of the contacts whose normal impulse exceeds the touch impulse).
+    ok 0: that system's mass matrix was not positive definite; its state in ``out`` is a copy of ``sin``
+    and it has no contacts (the caller takes another route for it)."""
     K = lay.shape[0]
     margin, dt, touch_impulse = scal[0], scal[1], scal[2]
-    out = np.empty_like(sin)
     ok = np.zeros(K, np.bool_)
     results = []
     for k in range(K):
@@ -220,9 +220,17 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
         starts[0, k + 1] = starts[0, k] + C
         starts[1, k + 1] = starts[1, k] + T
         starts[2, k + 1] = starts[2, k] + C * 3 * lay[k, NV]
-    contacts = np.empty((starts[0, K], CONTACT))
-    rows = np.empty(starts[2, K])
-    touch = np.empty(starts[1, K], np.int64)
+    n = sin.shape[0]
+    out = np.empty(n + starts[0, K] * CONTACT + starts[2, K])
+    contacts = out[n:n + starts[0, K] * CONTACT].reshape((starts[0, K], CONTACT))
+    rows = out[n + starts[0, K] * CONTACT:]
+    meta = np.empty(K + 3 * (K + 1) + starts[1, K], np.int64)
+    for k in range(K):
+        meta[k] = 1 if ok[k] else 0
+    for i in range(3):
+        for k in range(K + 1):
+            meta[K + i * (K + 1) + k] = starts[i, k]
+    touch = meta[K + 3 * (K + 1):]
     for k in range(K):
         r = lay[k]
         res = results[k]
@@ -252,7 +260,7 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
                 t += 1
         touch[starts[1, k]:t] = np.sort(touch[starts[1, k]:t])
         _put(rows, starts[2, k], crows.ravel())
-    return out, ok, starts, contacts, rows, touch
+    return out, meta
 
 
 @njit(cache=True)
@@ -282,14 +290,17 @@ def pack(rows):
 
     ``rows``: per system (sizes: the first EFFORT + 1 columns; {column: array}) with an array for every
     offset column (planes ``P_F``: the G x 15 table then the self material). Returns (lay (K, COLUMNS),
-    {buffer name: flat array})."""
+    {buffer name: flat array}); a column's arrays lie in system order, one after another (the state's
+    ``S_FRAMES`` of all systems is one (sum L, 4, 4) block, ``S_VEL`` one (sum L, 6) block)."""
     lay = np.zeros((len(rows), COLUMNS), np.int64)
     parts: dict = {name: [] for name in _DTYPE}
     used = dict.fromkeys(_DTYPE, 0)
-    for k, (sizes, arrays) in enumerate(rows):
+    for k, (sizes, _) in enumerate(rows):
         lay[k, :len(sizes)] = sizes
-        for col in sorted(arrays):
-            name = _OWNER[col]
+    # column by column, the systems in order within each: all systems' frames (and velocities) lie together
+    for col in sorted(_OWNER):
+        name = _OWNER[col]
+        for k, (_, arrays) in enumerate(rows):
             flat = np.ravel(np.asarray(arrays[col], dtype=_DTYPE[name]))
             lay[k, col] = used[name]
             parts[name].append(flat)

@@ -17,7 +17,8 @@ __all__ = ["bias_forces", "integrate", "kinematics", "limit_rows", "mass_matrix"
 
 
 def warm_up() -> None:
-    """Every kernel once with the argument types a step passes (compiles or loads them)."""
+    """Every kernel once with the argument types a step passes (compiles or loads them). ``system_step``
+    runs inside ``step_alone`` only (a second entry point would compile its whole call tree again)."""
     i64 = np.int64
     parent, kind = np.array([-1, 0], i64), np.array([4, 1], i64)
     gs0, ds0, nd = np.array([0, 7], i64), np.array([0, 6], i64), np.array([6, 1], i64)
@@ -57,13 +58,6 @@ def warm_up() -> None:
     sphere_speeds(u1, parent, ds0, nd, S, bc, br)
     near_systems(np.concatenate((frames, frames)), np.concatenate((vel, vel)), np.concatenate((bc, bc)),
                  np.concatenate((br, br)), np.array([0, 2, 4], i64), 0.02, 0.04)
-    f1 = np.ones(1)
-    system_step(q, u, q, z, z, z, z, z, locked, np.full(7, np.inf), z, np.array([0.0, 0.0, -9.81]), lo, hi, lg, ld,
-                parent, kind, gs0, ds0, nd, eye, axis, eye.copy(), axis, axis, mass, com, inertia_local, frames, S,
-                vel, inertia, pts, p0, st, ss, so, p0, bc, br, np.triu(allowed), np.array([0.8, 0.0, 0.001]),
-                np.ones((2, 1), np.bool_), np.array([[0.0, 0.0, 1.0]]), np.zeros(1), np.zeros((1, 3)),
-                np.array([[0.8, 0.0, 0.001]]), 0.2 * f1, 1e-4 * f1, 0.02 * f1, 0 * f1, 0 * f1, 0.2, 1e-4, 0.02, 0.01,
-                2)
     rs = robot_step
     cols = dict(zip(range(rs.M_ORIGIN, rs.M_BR + 1), (eye, axis, eye, axis, axis, mass, com, inertia_local, pts, ss, so,
                                                       bc, br)))
