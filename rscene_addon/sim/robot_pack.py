@@ -16,7 +16,7 @@ import numpy as np
 
 from .link_contacts import MARGIN
 
-__all__ = ["Pack", "blocks", "pack_for"]
+__all__ = ["Pack", "blocks", "last_pack", "pack_for"]
 
 # the float controls in the order of their layout columns (C_QT .. C_HI), each nq (q) or nv (v) or 3 long
 _CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("damping", "v"),
@@ -39,6 +39,7 @@ class Pack:
         self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb = (
             b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"])
         self.scal = np.zeros(3)
+        self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
         self.scalars = [[s.erp, s.contact_slop] for s in systems]
         last = len(systems) - 1
@@ -219,6 +220,17 @@ def _record_events(s, cont, touch_impulse: float) -> None:
 _PACKS: list = []  # the packs of the last steps (a few: the systems alone may change from step to step)
 
 
+def last_pack(systems):
+    """The last step's pack when it holds exactly ``systems`` in this order (its ``inputs``, set by the
+    caller, say what its tables were made from)."""
+    if not _PACKS:
+        return None
+    p = _PACKS[0]
+    if len(p.systems) != len(systems) or any(x is not y for x, y in zip(p.systems, systems)):
+        return None
+    return p
+
+
 def blocks(systems):
     """``Pack.blocks`` of the last step's pack (None: no pack, or not these systems as it left them)."""
     return _PACKS[0].blocks(systems) if _PACKS else None
@@ -231,6 +243,8 @@ def pack_for(systems, arrs, planes, selfs, kern) -> Pack:
             s.contact_iterations) for s, a, t, sp in zip(systems, arrs, planes, selfs)]
     for p in _PACKS:
         if p.key == key:
+            _PACKS.remove(p)
+            _PACKS.insert(0, p)  # the last step's pack first (``last_pack``, ``blocks``)
             return p
     p = Pack(systems, arrs, planes, selfs, kern, key)
     p.refs = [(t, sp, a.limits(s)[0]) for s, a, t, sp in zip(systems, arrs, planes, selfs)]
