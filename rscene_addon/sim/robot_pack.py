@@ -62,6 +62,16 @@ class Pack:
                 at = int(self.lay[k, col])
                 sl.append((name, at, at + size, (L,) + tail if tail else (size,)))
             self.state_slices.append(sl)
+        # per state field: its block in the buffer, its shape per link, and where each system's part lies
+        # (links of the block for per-link fields, buffer offsets for q, u and the PD torque)
+        self.fields = []
+        for x, (_, n, tail) in enumerate(_STATE):
+            ends = [sl[x] for sl in self.state_slices]
+            if tail:
+                links = np.cumsum([0] + [len(s.bodies) for s in systems]).tolist()
+                self.fields.append((ends[0][1], ends[-1][2], tail, list(zip(links[:-1], links[1:]))))
+            else:
+                self.fields.append((ends[0][1], ends[-1][2], (), [(a, b) for _, a, b, _ in ends]))
         # hand the systems views of the buffers (their controls, their state)
         self.handed = [None] * len(systems)
         self.bound = [None] * len(systems)
@@ -78,12 +88,27 @@ class Pack:
         self.bound[k] = views
 
     def _hand_out(self, k, s, buf):
-        views = [buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
-                 for _, a, b, shape in self.state_slices[k]]
+        self._hand(k, s, [buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
+                          for _, a, b, shape in self.state_slices[k]])
+
+    def _hand(self, k, s, views):
         d = s.__dict__
         d.update(zip(_NAMES, views))
         d["_S_list"] = None
         self.handed[k] = views
+
+    def _views(self, buf):
+        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut)."""
+        per = [[] for _ in self.systems]
+        for a, b, tail, cuts in self.fields:
+            if tail:
+                block = buf[a:b].reshape((-1,) + tail)
+                for views, (x, y) in zip(per, cuts):
+                    views.append(block[x:y])
+            else:
+                for views, (x, y) in zip(per, cuts):
+                    views.append(buf[x:y])
+        return per
 
     def _sync(self) -> None:
         """Take what the systems' attributes say now where it is not the arrays last handed out (a new
@@ -140,11 +165,12 @@ class Pack:
         C = c0[K]
         contacts = out[n:n + C * self.rs.CONTACT].reshape(C, self.rs.CONTACT)
         rows = out[n + C * self.rs.CONTACT:]
+        views = self._views(out)
         for k, (s, good) in enumerate(zip(self.systems, ok)):
             if not good:
                 failed.append(s)
                 continue
-            self._hand_out(k, s, out)
+            self._hand(k, s, views[k])
             d = s.__dict__
             d["time"] += dt
             d["_last_contacts"] = None
