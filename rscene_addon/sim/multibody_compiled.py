@@ -14,6 +14,7 @@ import numpy as np
 from .geometry import PLANE
 from .link_contacts import MARGIN
 from .link_pairs import _filter, _geometry, _properties
+from . import robot_pack
 from .physics_model import DYNAMIC
 
 __all__ = ["RobotArrays", "contact_dicts", "step_compiled", "update_kinematics"]
@@ -392,8 +393,7 @@ def step_compiled(systems, dt: float, kern) -> bool:
     alone = _alone(systems, arr, dt, kern)
     memo: dict = {}  # one world-state key per world and plane body for all systems of this step
     if all(alone):
-        from .robot_pack import last_pack
-        last = last_pack(systems)
+        last = robot_pack.last_pack(systems)
         if last is not None:
             inputs = [_inputs(s, a, memo) for s, a in zip(systems, arr)]
             if inputs == last.inputs:  # the tables it holds are the ones the full check would find
@@ -406,11 +406,11 @@ def step_compiled(systems, dt: float, kern) -> bool:
         return False
     packed = [k for k, t in enumerate(tables) if t is not None]
     if packed:
-        from .robot_pack import pack_for
         ps = [systems[k] for k in packed]
         pa = [arr[k] for k in packed]
         inputs = [_inputs(s, a, memo) for s, a in zip(ps, pa)]
-        pack = pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)], kern)
+        pack = robot_pack.pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)],
+                                   kern)
         pack.inputs = None if None in inputs else inputs
         for s in pack.step(dt, _touch_impulse()):
             _step_group([s], dt, kern) or _numpy_step(s, dt)
@@ -435,9 +435,8 @@ def _alone(systems, arr, dt, kern) -> list[bool]:
     # all live systems' links in one compiled pass (a numpy pass per system cost a third of a 16-robot step,
     # one stacked numpy pass still ~17 us a robot)
     bc, br, starts = _alone_tables([arr[k] for k in live])
-    from .robot_pack import blocks
     lives = [systems[k] for k in live]
-    stacked = blocks(lives)  # the last step's pack holds them stacked when they all stepped alone
+    stacked = robot_pack.blocks(lives)  # the last step's pack holds them stacked when they all stepped alone
     if stacked is None:
         stacked = (np.concatenate([s.frames for s in lives]), np.concatenate([s.vel for s in lives]))
     near = kern.near_systems(stacked[0], stacked[1], bc, br, starts, MARGIN, 4.0 * dt)
