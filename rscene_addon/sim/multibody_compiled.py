@@ -14,6 +14,7 @@ import numpy as np
 from .geometry import PLANE
 from .link_contacts import MARGIN
 from .link_pairs import _filter, _geometry, _properties
+from . import robot_pack
 from .physics_model import DYNAMIC
 
 __all__ = ["RobotArrays", "contact_dicts", "step_compiled", "update_kinematics"]
@@ -385,19 +386,34 @@ def _contact_dicts(rows, lam) -> list[dict]:
 
 
 def step_compiled(systems, dt: float, kern) -> bool:
-    """One step of ``systems``: each system alone (no other system's links within reach) on planes in one
-    compiled call (``kernels.robot_step``), the others together through the per-part kernels. False (nothing
-    changed) when the numpy route must take the whole step."""
+    """One step of ``systems``: every system alone (no other system's links within reach) on planes in one
+    compiled call for all of them (``robot_pack``), the others together through the per-part kernels. False
+    (nothing changed) when the numpy route must take the whole step."""
     arr = [arrays(s) for s in systems]
     alone = _alone(systems, arr, dt, kern)
     memo: dict = {}  # one world-state key per world and plane body for all systems of this step
+    if all(alone):
+        last = robot_pack.last_pack(systems)
+        if last is not None:
+            inputs = [_inputs(s, a, memo) for s, a in zip(systems, arr)]
+            if inputs == last.inputs:  # the tables it holds are the ones the full check would find
+                for s in last.step(dt, _touch_impulse()):
+                    _step_group([s], dt, kern) or _numpy_step(s, dt)
+                return True
     tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]
     rest = [s for s, t in zip(systems, tables) if t is None]
     if rest and not _step_group(rest, dt, kern):
         return False
-    for s, a, t in zip(systems, arr, tables):
-        if t is not None and not _step_one(s, a, t, dt, kern):
-            return _step_group([s], dt, kern) or _numpy_step(s, dt)
+    packed = [k for k, t in enumerate(tables) if t is not None]
+    if packed:
+        ps = [systems[k] for k in packed]
+        pa = [arr[k] for k in packed]
+        inputs = [_inputs(s, a, memo) for s, a in zip(ps, pa)]
+        pack = robot_pack.pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)],
+                                   kern)
+        pack.inputs = None if None in inputs else inputs
+        for s in pack.step(dt, _touch_impulse()):
+            _step_group([s], dt, kern) or _numpy_step(s, dt)
     return True
 
 
@@ -419,8 +435,11 @@ def _alone(systems, arr, dt, kern) -> list[bool]:
     # all live systems' links in one compiled pass (a numpy pass per system cost a third of a 16-robot step,
     # one stacked numpy pass still ~17 us a robot)
     bc, br, starts = _alone_tables([arr[k] for k in live])
-    near = kern.near_systems(np.concatenate([systems[k].frames for k in live]),
-                             np.concatenate([systems[k].vel for k in live]), bc, br, starts, MARGIN, 4.0 * dt)
+    lives = [systems[k] for k in live]
+    stacked = robot_pack.blocks(lives)  # the last step's pack holds them stacked when they all stepped alone
+    if stacked is None:
+        stacked = (np.concatenate([s.frames for s in lives]), np.concatenate([s.vel for s in lives]))
+    near = kern.near_systems(stacked[0], stacked[1], bc, br, starts, MARGIN, 4.0 * dt)
     for x in np.flatnonzero(near).tolist():
         out[live[x]] = False
     return out
@@ -452,17 +471,7 @@ def _plane_arrays(s, a, memo=None):
         allowed = env._allowed(s)
         planes = a.__dict__.get("_env_planes")
         if planes is not None and planes[0] is allowed and planes[1] is env and len(planes[2]):
-            b = planes[5]  # the planes' bodies: one index (views, no copies) when they share one body
-            mk = (id(st), b if isinstance(b, int) else b.tobytes())
-            wkey = None if memo is None else memo.get(mk)
-            if wkey is None:
-                # every body's linear velocity as bytes (the reach reads their largest): a copy costs a tenth
-                # of np.abs(...).max() on a small world
-                wkey = (st.position[b].tobytes(), st.quaternion[b].tobytes(), st.angular_velocity[b].tobytes(),
-                        st.linear_velocity.tobytes())
-                if memo is not None:
-                    memo[mk] = wkey
-            key += (id(allowed), wkey, env.erp, env.slop)
+            key += (id(allowed), _world_key(st, planes[5], memo), env.erp, env.slop)
         else:
             key = None
     cached = a.__dict__.get("_planes_cache")
@@ -471,6 +480,39 @@ def _plane_arrays(s, a, memo=None):
     out = _planes(s, a)
     a._planes_cache = (key, out)
     return out
+
+
+def _world_key(st, b, memo):
+    """What ``_planes`` reads of a world's state: its plane bodies' (``b``: one index, or an array) poses
+    and spin, and every body's linear velocity (the reach reads their largest), as bytes (a copy costs a
+    tenth of np.abs(...).max() on a small world); ``memo`` shares it between the systems of one step."""
+    mk = (id(st), b if isinstance(b, int) else b.tobytes())
+    wkey = None if memo is None else memo.get(mk)
+    if wkey is None:
+        # b one index: views, no copies
+        wkey = (st.position[b].tobytes(), st.quaternion[b].tobytes(), st.angular_velocity[b].tobytes(),
+                st.linear_velocity.tobytes())
+        if memo is not None:
+            memo[mk] = wkey
+    return wkey
+
+
+def _inputs(s, a, memo):
+    """Everything the tables of a packed system are made from (``_plane_arrays``, ``_self_pairs``,
+    ``RobotArrays.limits``, the pack's sizes): while it compares equal, the last step's pack stands as it
+    is. None: a system without the world planes cached (the full check runs)."""
+    env = s.environment
+    key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
+           s.contact_slop, s.self_collision, s.collide_with_parent, len(s._limited), s.enforce_effort_limits,
+           s.contact_iterations, frozenset(s.ignored_pairs) if s.ignored_pairs else None,
+           s.collision_group.tobytes(), s.collision_mask.tobytes())
+    if env is None:
+        return key
+    planes = a.__dict__.get("_env_planes")
+    if planes is None or planes[1] is not env or not len(planes[2]):
+        return None
+    return key + (env, env.erp, env.slop, env.group, env.mask, env.collidable, env.material_index,
+                  _world_key(env.world.state, planes[5], memo))
 
 
 def _planes(s, a):
@@ -565,30 +607,6 @@ def _self_pairs(s, a):
     return cached[1], cached[3]
 
 
-def _step_one(s, a, planes, dt, kern) -> bool:
-    pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw = planes
-    allowed, mat = _self_pairs(s, a)
-    lg, ld = a.limits(s)
-    limit = s.effort if s.enforce_effort_limits else _inf(s)
-    res = kern.system_step(s.q, s.u, s.q_target, s.u_target, s.kp, s.kd, s.damping, s.tau_ext, s.locked, limit,
-                           s.armature, s.gravity, s.lower, s.upper, lg, ld, a.parent, a.kind, a.gs0, a.ds0, a.nd,
-                           a.origin, a.axis, a.offset, a.pu, a.pv, a.mass, a.com_local, a.inertia_local, s.frames,
-                           s._S, s.vel, s.inertia, a.pts, a.p0, a.st, a.ss, a.so, a.s0, a.bc, a.br, allowed, mat,
-                           pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, s.erp, s.contact_slop,
-                           MARGIN, dt, s.contact_iterations)
-    ok, q, u, pd_torque, frames, S, vel, com, inertia, contacts = res
-    if not ok:
-        return False
-    s.q, s.u, s.last_pd_torque = q, u, pd_torque
-    s.frames, s._S, s.vel, s.com, s.inertia = frames, S, vel, com, inertia
-    s._S_list = None
-    s.time += dt
-    s._last_contacts = None
-    s._contact_arrays = (contacts, planes, mat)
-    _record_events(s, contacts)
-    return True
-
-
 def _plane_body(s, g: int) -> str:
     """Name of the body of plane ``g`` of ``_plane_arrays`` (the flat ground first when there is one)."""
     if s.ground_height is not None and s.collidable:
@@ -602,52 +620,26 @@ def _plane_body(s, g: int) -> str:
 
 
 def contact_dicts(s) -> list[dict]:
-    """``last_contacts`` of a system stepped by ``_step_one``, as the numpy route lists them."""
+    """``last_contacts`` of a system stepped by ``robot_pack`` (the step's contacts (C, CONTACT) and flat
+    rows of all its systems, and where this system's lie), as the numpy route lists them."""
     if s._contact_arrays is None:
         return []
-    (kind, ca, cb, point, normal, depth, target, push, speed, fric, lam, rows), _, _ = s._contact_arrays
+    contacts, rows, c0, c1, r0, r1 = s._contact_arrays
+    cont, rows = contacts[c0:c1], rows[r0:r1].reshape(c1 - c0, 3, s.nv)
     out = []
-    for c in range(len(kind)):
-        d = {"link": s.bodies[ca[c]].link, "point": point[c], "normal": normal[c], "depth": float(depth[c]),
-             "target": float(target[c]), "push": float(push[c]), "friction": float(fric[c]),
-             "speed": float(speed[c]), "system": s, "jacobian": tuple(rows[c]), "impulse": lam[c].copy()}
-        if kind[c] == 0:
-            d["body"] = _plane_body(s, int(cb[c]))
+    for c in range(len(cont)):
+        kind, link, other = int(cont[c, 0]), int(cont[c, 1]), int(cont[c, 2])
+        d = {"link": s.bodies[link].link, "point": cont[c, 3:6], "normal": cont[c, 6:9],
+             "depth": float(cont[c, 9]), "target": float(cont[c, 10]), "push": float(cont[c, 11]),
+             "friction": float(cont[c, 13]), "speed": float(cont[c, 12]), "system": s, "jacobian": tuple(rows[c]),
+             "impulse": cont[c, 14:17].copy()}
+        if kind == 0:
+            d["body"] = _plane_body(s, other)
         else:
-            d["body"] = f"{s.name}/{s.bodies[cb[c]].link}"
-            d["other_system"], d["other_link"] = s, s.bodies[cb[c]].link
+            d["body"] = f"{s.name}/{s.bodies[other].link}"
+            d["other_system"], d["other_link"] = s, s.bodies[other].link
         out.append(d)
     return out
-
-
-def _record_events(s, contacts) -> None:
-    """``ArticulatedSystem._record_events`` on the compiled contacts: only touching ones become names."""
-    kind, ca, cb, point, normal, _, _, _, speed, _, lam, _ = contacts
-    touch = lam[:, 0] > _touch_impulse()  # lam is (C, 3), also when C is 0
-    # the same (kind, link, other) codes in the same order as the last step: the same pairs of names touch,
-    # no new event (a robot standing: one bytes compare, no names, no sets); any other order or set takes
-    # the full path below, which decides by names
-    sig = ((kind << 42) | (cb << 21) | ca)[touch].tobytes()
-    last = s.__dict__.get("_touch_sig")
-    if last is not None and last[0] == sig and last[1] is s._touching:
-        return
-    touching = np.flatnonzero(touch)
-    if not len(touching) and not s._touching:
-        s._touch_sig = (sig, s._touching)
-        return
-    best: dict = {}
-    for c in touching.tolist():
-        body = _plane_body(s, int(cb[c])) if kind[c] == 0 else f"{s.name}/{s.bodies[cb[c]].link}"
-        pair = (body, f"{s.name}/{s.bodies[ca[c]].link}")
-        key = tuple(sorted(pair))
-        if key not in best or speed[c] > best[key][1]:
-            best[key] = (pair, float(speed[c]), c)
-    for key, (pair, sp, c) in best.items():
-        if key not in s._touching:
-            s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=np.array(point[c], dtype=float),
-                                 normal=np.array(normal[c], dtype=float), speed=sp, impulse=float(lam[c, 0])))
-    s._touching = set(best)
-    s._touch_sig = (sig, s._touching)
 
 
 _TOUCH: list = []

@@ -24,11 +24,17 @@ def step_systems(systems, dt: float | None = None) -> None:
         return
     dt = systems[0].dt if dt is None else float(dt)
     if all(s.backend == "numba" for s in systems):
-        from . import kernels
-        from .multibody_compiled import step_compiled
+        if not _COMPILED:  # imported once (an import statement costs microseconds every step)
+            from . import kernels
+            from .multibody_compiled import step_compiled
+            _COMPILED.extend((kernels, step_compiled))
+        kernels, step_compiled = _COMPILED
         if step_compiled(systems, dt, kernels.load_robots()):
             return
     _numpy_step_systems(systems, dt)
+
+
+_COMPILED: list = []  # (the kernels package, multibody_compiled.step_compiled) once the numba route ran
 
 
 def _numpy_step_systems(systems, dt: float) -> None:

@@ -363,8 +363,11 @@ class World:
         s.angular_velocity[:] = 0.0
         self.last_iterations = 0
         self._forward = not self._forward
-        # wires between sleeping bodies keep their impulses (a full step would leave them unchanged)
-        self._save_cache(dict(count=0), None, dict(count=0), self._wire_lam)
+        # wires between sleeping bodies keep their impulses (a full step would leave them unchanged); a world
+        # already quiet (no cached contacts, none touching) has nothing to clear (robots on a ground plane
+        # step it every step)
+        if len(self._cache_key) or self.contacts is not None or len(self._touching):
+            self._save_cache(dict(count=0), None, dict(count=0), self._wire_lam)
         s.time += self.model.dt
         self.step_count += 1
 

@@ -137,3 +137,172 @@ def _no_contacts(nv):
     zi = np.zeros(0, np.int64)
     z3 = np.zeros((0, 3))
     return zi, zi, zi, z3, z3, z, z, z, z, z, z3, np.zeros((0, 3, nv))
+
+
+# Columns of ``step_alone``'s layout table (one row per system): sizes, then offsets into its buffers.
+L_, NQ, NV, NP, NS, NLIM, NG, ITER, EFFORT = 0, 1, 2, 3, 4, 5, 6, 7, 8  # sizes, iterations, limit flag
+# model floats ``mf``
+M_ORIGIN, M_AXIS, M_OFFSET, M_PU, M_PV, M_MASS, M_COM, M_INERTIA, M_PTS, M_SS, M_SO, M_BC, M_BR = range(9, 22)
+# model ints ``mi``
+I_PARENT, I_KIND, I_GS0, I_DS0, I_ND, I_P0, I_ST, I_S0, I_LG, I_LD = range(22, 32)
+# controls ``cf`` (floats) and ``cb`` (locked)
+C_QT, C_UT, C_KP, C_KD, C_DAMP, C_TAU, C_EFFORT, C_ARM, C_GRAV, C_LO, C_HI, C_SCAL, C_LOCKED = range(32, 45)
+# state (``sin`` read, ``out`` written, the same layout)
+S_Q, S_U, S_PD, S_FRAMES, S_S, S_VEL, S_COM, S_INERTIA = range(45, 53)
+# planes ``pf`` (G x 15: normal, offset, body velocity, material, erp, slop, rmin, rbase, vw; then the self
+# material, 3) and ``pb`` (pallow L x G, then the self pairs L x L)
+P_F, P_ALLOW, P_SELF = 53, 54, 55
+COLUMNS = 56
+CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
+
+
+@njit(cache=True)
+def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
+    """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
+    row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
+    state and plane buffers; ``scal`` = (margin, dt, touch impulse). Reads the state from ``sin`` and writes
+    the next one into a new buffer (``sin`` is left as it was: the arrays handed out for the last step keep
+    their values). Two arrays come back (each returned array costs microseconds to hand to Python):
+
+    out: float, the new state (the layout of ``sin``), then the contacts (C, CONTACT), then the rows (flat:
+    C_k x 3 x nv_k per system). meta: int, ok (K: 0 or 1), then starts (3, K + 1): per system its first
+    contact, first touch code and first row value, then the touch codes (sorted per system: kind << 42 |
+    other << 21 | link of the contacts whose normal impulse exceeds the touch impulse).
+    ok 0: that system's mass matrix was not positive definite; its state in ``out`` is a copy of ``sin``
+    and it has no contacts (the caller takes another route for it)."""
+    K = lay.shape[0]
+    margin, dt, touch_impulse = scal[0], scal[1], scal[2]
+    ok = np.zeros(K, np.bool_)
+    results = []
+    for k in range(K):
+        r = lay[k]
+        L, nq, nv, P, NSH, nlim, G = r[L_], r[NQ], r[NV], r[NP], r[NS], r[NLIM], r[NG]
+        q = sin[r[S_Q]:r[S_Q] + nq]
+        u = sin[r[S_U]:r[S_U] + nv]
+        frames = sin[r[S_FRAMES]:r[S_FRAMES] + 16 * L].reshape((L, 4, 4))
+        S = sin[r[S_S]:r[S_S] + 36 * L].reshape((L, 6, 6))
+        vel = sin[r[S_VEL]:r[S_VEL] + 6 * L].reshape((L, 6))
+        inertia = sin[r[S_INERTIA]:r[S_INERTIA] + 36 * L].reshape((L, 6, 6))
+        effort = cf[r[C_EFFORT]:r[C_EFFORT] + nv]
+        limit = effort if r[EFFORT] else np.full(nv, np.inf)
+        sc = cf[r[C_SCAL]:r[C_SCAL] + 2]
+        pfk = pf[r[P_F]:r[P_F] + 15 * G].reshape((G, 15))
+        res = system_step(
+            q, u, cf[r[C_QT]:r[C_QT] + nq], cf[r[C_UT]:r[C_UT] + nv], cf[r[C_KP]:r[C_KP] + nv],
+            cf[r[C_KD]:r[C_KD] + nv], cf[r[C_DAMP]:r[C_DAMP] + nv], cf[r[C_TAU]:r[C_TAU] + nv],
+            cb[r[C_LOCKED]:r[C_LOCKED] + nv], limit, cf[r[C_ARM]:r[C_ARM] + nv], cf[r[C_GRAV]:r[C_GRAV] + 3],
+            cf[r[C_LO]:r[C_LO] + nq], cf[r[C_HI]:r[C_HI] + nq], mi[r[I_LG]:r[I_LG] + nlim],
+            mi[r[I_LD]:r[I_LD] + nlim], mi[r[I_PARENT]:r[I_PARENT] + L], mi[r[I_KIND]:r[I_KIND] + L],
+            mi[r[I_GS0]:r[I_GS0] + L], mi[r[I_DS0]:r[I_DS0] + L], mi[r[I_ND]:r[I_ND] + L],
+            mf[r[M_ORIGIN]:r[M_ORIGIN] + 16 * L].reshape((L, 4, 4)), mf[r[M_AXIS]:r[M_AXIS] + 3 * L].reshape((L, 3)),
+            mf[r[M_OFFSET]:r[M_OFFSET] + 16 * L].reshape((L, 4, 4)), mf[r[M_PU]:r[M_PU] + 3 * L].reshape((L, 3)),
+            mf[r[M_PV]:r[M_PV] + 3 * L].reshape((L, 3)), mf[r[M_MASS]:r[M_MASS] + L],
+            mf[r[M_COM]:r[M_COM] + 3 * L].reshape((L, 3)), mf[r[M_INERTIA]:r[M_INERTIA] + 9 * L].reshape((L, 3, 3)),
+            frames, S, vel, inertia, mf[r[M_PTS]:r[M_PTS] + 4 * P].reshape((P, 4)), mi[r[I_P0]:r[I_P0] + L + 1],
+            mi[r[I_ST]:r[I_ST] + NSH], mf[r[M_SS]:r[M_SS] + 3 * NSH].reshape((NSH, 3)),
+            mf[r[M_SO]:r[M_SO] + 16 * NSH].reshape((NSH, 4, 4)), mi[r[I_S0]:r[I_S0] + L + 1],
+            mf[r[M_BC]:r[M_BC] + 3 * L].reshape((L, 3)), mf[r[M_BR]:r[M_BR] + L],
+            pb[r[P_SELF]:r[P_SELF] + L * L].reshape((L, L)), pf[r[P_F] + 15 * G:r[P_F] + 15 * G + 3],
+            pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)), np.ascontiguousarray(pfk[:, 0:3]),
+            np.ascontiguousarray(pfk[:, 3]), np.ascontiguousarray(pfk[:, 4:7]), np.ascontiguousarray(pfk[:, 7:10]),
+            np.ascontiguousarray(pfk[:, 10]), np.ascontiguousarray(pfk[:, 11]), np.ascontiguousarray(pfk[:, 12]),
+            np.ascontiguousarray(pfk[:, 13]), np.ascontiguousarray(pfk[:, 14]), sc[0], sc[1], margin, dt, r[ITER])
+        ok[k] = res[0]
+        results.append(res)
+    starts = np.zeros((3, K + 1), np.int64)
+    for k in range(K):
+        con = results[k][9]
+        C = con[0].shape[0]
+        T = 0
+        for c in range(C):
+            if con[10][c, 0] > touch_impulse:
+                T += 1
+        starts[0, k + 1] = starts[0, k] + C
+        starts[1, k + 1] = starts[1, k] + T
+        starts[2, k + 1] = starts[2, k] + C * 3 * lay[k, NV]
+    n = sin.shape[0]
+    out = np.empty(n + starts[0, K] * CONTACT + starts[2, K])
+    contacts = out[n:n + starts[0, K] * CONTACT].reshape((starts[0, K], CONTACT))
+    rows = out[n + starts[0, K] * CONTACT:]
+    meta = np.empty(K + 3 * (K + 1) + starts[1, K], np.int64)
+    for k in range(K):
+        meta[k] = 1 if ok[k] else 0
+    for i in range(3):
+        for k in range(K + 1):
+            meta[K + i * (K + 1) + k] = starts[i, k]
+    touch = meta[K + 3 * (K + 1):]
+    for k in range(K):
+        r = lay[k]
+        res = results[k]
+        if ok[k]:
+            _put(out, r[S_Q], res[1])
+            _put(out, r[S_U], res[2])
+            _put(out, r[S_PD], res[3])
+            _put(out, r[S_FRAMES], res[4].ravel())
+            _put(out, r[S_S], res[5].ravel())
+            _put(out, r[S_VEL], res[6].ravel())
+            _put(out, r[S_COM], res[7].ravel())
+            _put(out, r[S_INERTIA], res[8].ravel())
+        else:
+            a, b = r[S_Q], r[S_INERTIA] + 36 * r[L_]
+            for x in range(a, b):
+                out[x] = sin[x]
+        kind, ca, cb_, point, normal, depth, target, push, speed, fric, lam, crows = res[9]
+        c0, t = starts[0, k], starts[1, k]
+        for c in range(kind.shape[0]):
+            row = contacts[c0 + c]
+            row[0], row[1], row[2] = kind[c], ca[c], cb_[c]
+            for i in range(3):
+                row[3 + i], row[6 + i], row[14 + i] = point[c, i], normal[c, i], lam[c, i]
+            row[9], row[10], row[11], row[12], row[13] = depth[c], target[c], push[c], speed[c], fric[c]
+            if lam[c, 0] > touch_impulse:
+                touch[t] = (kind[c] << 42) | (cb_[c] << 21) | ca[c]
+                t += 1
+        touch[starts[1, k]:t] = np.sort(touch[starts[1, k]:t])
+        _put(rows, starts[2, k], crows.ravel())
+    return out, meta
+
+
+@njit(cache=True)
+def _put(dst, at, src):
+    for i in range(src.shape[0]):
+        dst[at + i] = src[i]
+
+
+_OWNER: dict = {}
+for _col in range(M_ORIGIN, M_BR + 1):
+    _OWNER[_col] = "mf"
+for _col in range(I_PARENT, I_LD + 1):
+    _OWNER[_col] = "mi"
+for _col in range(C_QT, C_SCAL + 1):
+    _OWNER[_col] = "cf"
+_OWNER[C_LOCKED] = "cb"
+for _col in range(S_Q, S_INERTIA + 1):
+    _OWNER[_col] = "st"
+_OWNER[P_F] = "pf"
+_OWNER[P_ALLOW] = _OWNER[P_SELF] = "pb"
+_DTYPE = {"mf": np.float64, "mi": np.int64, "cf": np.float64, "cb": np.bool_, "st": np.float64,
+          "pf": np.float64, "pb": np.bool_}
+
+
+def pack(rows):
+    """The layout table and buffers of ``step_alone`` (plain Python, run when the systems change).
+
+    ``rows``: per system (sizes: the first EFFORT + 1 columns; {column: array}) with an array for every
+    offset column (planes ``P_F``: the G x 15 table then the self material). Returns (lay (K, COLUMNS),
+    {buffer name: flat array}); a column's arrays lie in system order, one after another (the state's
+    ``S_FRAMES`` of all systems is one (sum L, 4, 4) block, ``S_VEL`` one (sum L, 6) block)."""
+    lay = np.zeros((len(rows), COLUMNS), np.int64)
+    parts: dict = {name: [] for name in _DTYPE}
+    used = dict.fromkeys(_DTYPE, 0)
+    for k, (sizes, _) in enumerate(rows):
+        lay[k, :len(sizes)] = sizes
+    # column by column, the systems in order within each: all systems' frames (and velocities) lie together
+    for col in sorted(_OWNER):
+        name = _OWNER[col]
+        for k, (_, arrays) in enumerate(rows):
+            flat = np.ravel(np.asarray(arrays[col], dtype=_DTYPE[name]))
+            lay[k, col] = used[name]
+            parts[name].append(flat)
+            used[name] += flat.size
+    return lay, {n: np.concatenate(p) if p else np.zeros(0, _DTYPE[n]) for n, p in parts.items()}

@@ -9,14 +9,16 @@ from .articulated import integrate, kinematics, limit_rows, mass_matrix, bias_fo
 from .robot_contacts import pair_rows, plane_rows, sphere_speeds
 from .robot_near import near_systems
 from .robot_solve import solve_rows
-from .robot_step import system_step
+from . import robot_step
+from .robot_step import step_alone, system_step
 
 __all__ = ["bias_forces", "integrate", "kinematics", "limit_rows", "mass_matrix", "near_systems", "pair_rows",
-           "plane_rows", "position_error", "predict", "solve_rows", "sphere_speeds", "system_step", "warm_up"]
+           "plane_rows", "position_error", "predict", "solve_rows", "robot_step", "sphere_speeds", "step_alone", "system_step", "warm_up"]
 
 
 def warm_up() -> None:
-    """Every kernel once with the argument types a step passes (compiles or loads them)."""
+    """Every kernel once with the argument types a step passes (compiles or loads them). ``system_step``
+    runs inside ``step_alone`` only (a second entry point would compile its whole call tree again)."""
     i64 = np.int64
     parent, kind = np.array([-1, 0], i64), np.array([4, 1], i64)
     gs0, ds0, nd = np.array([0, 7], i64), np.array([0, 6], i64), np.array([6, 1], i64)
@@ -56,13 +58,19 @@ def warm_up() -> None:
     sphere_speeds(u1, parent, ds0, nd, S, bc, br)
     near_systems(np.concatenate((frames, frames)), np.concatenate((vel, vel)), np.concatenate((bc, bc)),
                  np.concatenate((br, br)), np.array([0, 2, 4], i64), 0.02, 0.04)
-    f1 = np.ones(1)
-    system_step(q, u, q, z, z, z, z, z, locked, np.full(7, np.inf), z, np.array([0.0, 0.0, -9.81]), lo, hi, lg, ld,
-                parent, kind, gs0, ds0, nd, eye, axis, eye.copy(), axis, axis, mass, com, inertia_local, frames, S,
-                vel, inertia, pts, p0, st, ss, so, p0, bc, br, np.triu(allowed), np.array([0.8, 0.0, 0.001]),
-                np.ones((2, 1), np.bool_), np.array([[0.0, 0.0, 1.0]]), np.zeros(1), np.zeros((1, 3)),
-                np.array([[0.8, 0.0, 0.001]]), 0.2 * f1, 1e-4 * f1, 0.02 * f1, 0 * f1, 0 * f1, 0.2, 1e-4, 0.02, 0.01,
-                2)
+    rs = robot_step
+    cols = dict(zip(range(rs.M_ORIGIN, rs.M_BR + 1), (eye, axis, eye, axis, axis, mass, com, inertia_local, pts, ss, so,
+                                                      bc, br)))
+    cols.update(zip(range(rs.I_PARENT, rs.I_LD + 1), (parent, kind, gs0, ds0, nd, p0, st, p0, lg, ld)))
+    for col in range(rs.C_QT, rs.C_HI + 1):
+        cols[col] = q if col in (rs.C_QT, rs.C_LO, rs.C_HI) else np.array([0.0, 0.0, -9.81]) if col == rs.C_GRAV else z
+    cols[rs.C_SCAL], cols[rs.C_LOCKED] = (0.2, 1e-4), locked
+    for col, value in zip(range(rs.S_Q, rs.S_INERTIA + 1), (q, u, z, frames, S, vel, com, inertia)):
+        cols[col] = value
+    cols[rs.P_F] = np.concatenate(([0.0, 0.0, 1.0, 0.0, 0, 0, 0, 0.8, 0.0, 0.001, 0.2, 1e-4, 0.02, 0, 0], [0.8, 0, 0]))
+    cols[rs.P_ALLOW], cols[rs.P_SELF] = np.ones((2, 1), np.bool_), np.triu(allowed)
+    lay, b = rs.pack([((2, 8, 7, 2, 2, 1, 1, 2, 0), cols)])
+    step_alone(lay, b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"], np.array([0.02, 0.01, 1e-9]))
     C = len(res[0])
     off = np.array([0, 7], i64)
     rows = np.zeros((C, 3, 7))

@@ -54,10 +54,11 @@ def _run(world, systems, steps):
 
 
 @needs_numba
-@pytest.mark.parametrize("count, spacing", [(1, 1.5), (2, 0.3)])
+@pytest.mark.parametrize("count, spacing", [(1, 1.5), (2, 0.3), (3, 1.5)])
 def test_laikago_falls_the_same_on_both_backends(count, spacing):
-    """One robot alone (the one-call kernel) and two robots whose legs interlock (the per-part kernels with
-    robot-robot rows): positions, velocities and contacts of the two backends within solver tolerance."""
+    """One robot alone (the one-call kernel), two robots whose legs interlock (the per-part kernels with
+    robot-robot rows) and three apart (all alone: one call for the three): positions, velocities, contacts
+    and events of the two backends within solver tolerance."""
     require_corpus(LAIKAGO)
     steps = 60  # 0.125 s: the feet land, the legs fold, links of the robots touch each other
     out = {}
@@ -75,6 +76,56 @@ def test_laikago_falls_the_same_on_both_backends(count, spacing):
     assert e1 == e0 and any(len(e) for e in e0)
     if count == 2:  # the robots did touch each other
         assert any("laikago1/" in b for c in c0 for _, b in c)
+
+
+def _drive(world, s):
+    """A robot driven between steps through every way the API changes it: setters (new arrays), writes into
+    the arrays it holds, a new configuration; returns the q after each phase and a q kept from step 10."""
+    _run(world, [s], 10)
+    kept, kept_value = s.q, s.q.copy()
+    _run(world, [s], 10)
+    held = [np.array_equal(kept, kept_value)]
+    out = [s.q.copy()]
+    s.set_pd_gains(30.0, 1.0)  # new arrays
+    s.set_pd_targets(s.q.copy())
+    s.set_joint_damping(0.5)
+    _run(world, [s], 15)
+    out.append(s.q.copy())
+    s.kp[6:] = 60.0  # writes into the arrays the system holds
+    s.tau_ext[7] = 2.0
+    s.u[8] += 0.5
+    s.set_joint_limits(s.robot.movable_joints()[0], -0.1, 0.1)
+    s.lock_joint(s.robot.movable_joints()[3])
+    s.set_effort_limits(20.0)
+    s.erp = 0.5
+    _run(world, [s], 15)
+    out.append(s.q.copy())
+    q = s.q.copy()
+    q[2] += 0.05
+    kept = [(x, np.array(x, dtype=float)) for x in (s.q, s.u, s.frames, s.vel)]
+    s.set_generalized_coordinate(q)  # a new configuration (and kinematics) between steps
+    _run(world, [s], 15)
+    held += [np.array_equal(np.array(x, dtype=float), value) for x, value in kept]
+    out.append(s.q.copy())
+    return held, out
+
+
+@needs_numba
+def test_compiled_step_follows_every_change_between_steps():
+    """The one-call step keeps the systems' arrays in its own buffers: what the API changes between steps
+    (setters, writes into the arrays handed out, a new configuration, scalars) must reach the next step as
+    on the numpy reference, and arrays handed out earlier must keep their values."""
+    require_corpus(LAIKAGO)
+    res = {}
+    for backend in ("numpy", "numba"):
+        world, (s,) = _laikagos(backend)
+        res[backend] = _drive(world, s)
+    for backend, (held, _) in res.items():
+        assert all(held), (backend, held)
+    for phase, (a, b) in enumerate(zip(res["numpy"][1], res["numba"][1])):
+        assert np.abs(a - b).max() < 1e-4, phase
+    moved = [np.abs(x - y).max() for x, y in zip(res["numba"][1], res["numba"][1][1:])]
+    assert min(moved) > 1e-4  # every phase changed the robot
 
 
 @needs_numba

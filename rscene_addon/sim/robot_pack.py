@@ -1,0 +1,279 @@
+"""Every system alone on planes stepped in one compiled call (``kernels.robot_step.step_alone``).
+
+A step of one robot used to pass its kernel 57 arguments and box ~20 returned arrays (~40 us, as much as
+MuJoCo's whole step), and many robots paid it once each. A ``Pack`` lays the model, controls, planes and
+state of several systems into a few flat buffers once; a step passes those and gets back six arrays.
+
+What the rest of the code sees stays as it was: after a step ``q``, ``u``, ``frames``, ``vel``, ``com``,
+``inertia``, ``_S`` and ``last_pd_torque`` are new arrays (views of the step's new state buffer, which
+nothing writes again: references kept from earlier steps keep their values). The controls (``kp``,
+``q_target``, ``tau_ext``, ``lower``, ``locked``, ...) are views of the pack's control buffer, so writing
+into them reaches the next step; assigning a new array to one is seen (by identity) and copied in.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .link_contacts import MARGIN
+
+__all__ = ["Pack", "blocks", "last_pack", "pack_for"]
+
+# the float controls in the order of their layout columns (C_QT .. C_HI), each nq (q) or nv (v) or 3 long
+_CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("damping", "v"),
+             ("tau_ext", "v"), ("effort", "v"), ("armature", "v"), ("gravity", 3), ("lower", "q"), ("upper", "q"))
+# state fields in the order of S_Q .. S_INERTIA: (attribute, size per link or per coordinate, shape tail)
+_STATE = (("q", "q", ()), ("u", "v", ()), ("last_pd_torque", "v", ()), ("frames", 16, (4, 4)), ("_S", 36, (6, 6)),
+          ("vel", 6, (6,)), ("com", 3, (3,)), ("inertia", 36, (6, 6)))
+_READ = (0, 1, 3, 4, 5, 7)  # the state fields a step reads
+_NAMES = tuple(name for name, _, _ in _STATE)
+
+
+class Pack:
+    """Several systems' buffers for ``step_alone``; ``key`` says which systems and tables it was built for."""
+
+    def __init__(self, systems, arrs, planes, selfs, kern, key):
+        rs = kern.robot_step
+        self.systems, self.key, self.rs = list(systems), key, rs
+        rows = [_arrays(rs, s, a, t, sp) for s, a, t, sp in zip(systems, arrs, planes, selfs)]
+        self.lay, b = rs.pack(rows)
+        self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb = (
+            b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"])
+        self.scal = np.zeros(3)
+        self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
+        self.scal_at = self.lay[:, rs.C_SCAL].tolist()
+        self.scalars = [[s.erp, s.contact_slop] for s in systems]
+        last = len(systems) - 1
+        # the state's frames and velocities of all systems: one block each (robot_step.pack lays them so)
+        self.frames_at = (int(self.lay[0, rs.S_FRAMES]), int(self.lay[last, rs.S_FRAMES]) + 16 * int(self.lay[last, 0]))
+        self.vel_at = (int(self.lay[0, rs.S_VEL]), int(self.lay[last, rs.S_VEL]) + 6 * int(self.lay[last, 0]))
+        # where each system's controls and state lie in the buffers: (attribute, start, stop, shape)
+        self.control_slices, self.state_slices = [], []
+        for k, s in enumerate(systems):
+            L, nq, nv = len(s.bodies), s.nq, s.nv
+            ctl = []
+            for col, (name, n) in zip(range(rs.C_QT, rs.C_HI + 1), _CONTROLS):
+                size = nq if n == "q" else nv if n == "v" else n
+                ctl.append((name, self.cf, int(self.lay[k, col]), size))
+            ctl.append(("locked", self.cb, int(self.lay[k, rs.C_LOCKED]), nv))
+            self.control_slices.append(ctl)
+            sl = []
+            for col, (name, n, tail) in zip(range(rs.S_Q, rs.S_INERTIA + 1), _STATE):
+                size = nq if n == "q" else nv if n == "v" else n * L
+                at = int(self.lay[k, col])
+                sl.append((name, at, at + size, (L,) + tail if tail else (size,)))
+            self.state_slices.append(sl)
+        # per state field: its block in the buffer, its shape per link, and where each system's part lies
+        # (links of the block for per-link fields, buffer offsets for q, u and the PD torque)
+        self.fields = []
+        for x, (_, n, tail) in enumerate(_STATE):
+            ends = [sl[x] for sl in self.state_slices]
+            if tail:
+                links = np.cumsum([0] + [len(s.bodies) for s in systems]).tolist()
+                self.fields.append((ends[0][1], ends[-1][2], tail, list(zip(links[:-1], links[1:]))))
+            else:
+                self.fields.append((ends[0][1], ends[-1][2], (), [(a, b) for _, a, b, _ in ends]))
+        # hand the systems views of the buffers (their controls, their state)
+        self.handed = [None] * len(systems)
+        self.bound = [None] * len(systems)
+        for k, s in enumerate(systems):
+            self._bind_controls(k, s)
+            self._hand_out(k, s, self.state)
+
+    def _bind_controls(self, k, s):
+        views = []
+        for name, buf, at, size in self.control_slices[k]:
+            v = buf[at:at + size]
+            setattr(s, name, v)
+            views.append((name, v))
+        self.bound[k] = views
+
+    def _hand_out(self, k, s, buf):
+        self._hand(k, s, [buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
+                          for _, a, b, shape in self.state_slices[k]])
+
+    def _hand(self, k, s, views):
+        d = s.__dict__
+        d.update(zip(_NAMES, views))
+        d["_S_list"] = None
+        self.handed[k] = views
+
+    def _views(self, buf):
+        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut)."""
+        per = [[] for _ in self.systems]
+        for a, b, tail, cuts in self.fields:
+            if tail:
+                block = buf[a:b].reshape((-1,) + tail)
+                for views, (x, y) in zip(per, cuts):
+                    views.append(block[x:y])
+            else:
+                for views, (x, y) in zip(per, cuts):
+                    views.append(buf[x:y])
+        return per
+
+    def _sync(self) -> None:
+        """Take what the systems' attributes say now where it is not the arrays last handed out (a new
+        configuration, new gains, another route's step)."""
+        copied = False
+        cf = self.cf
+        for k, s in enumerate(self.systems):
+            d = s.__dict__
+            h = self.handed[k]
+            if not (d["q"] is h[0] and d["u"] is h[1] and d["frames"] is h[3] and d["_S"] is h[4]
+                    and d["vel"] is h[5] and d["inertia"] is h[7]):
+                if not copied:  # arrays handed out for the last step keep their values
+                    self.state = self.state.copy()
+                    copied = True
+                for x in _READ:
+                    name, a, b, _ = self.state_slices[k][x]
+                    self.state[a:b] = np.ravel(getattr(s, name))
+                self._hand_out(k, s, self.state)
+            for name, v in self.bound[k]:
+                now = d[name]
+                if now is not v:
+                    v[:] = now
+                    d[name] = v
+            sc = self.scalars[k]
+            if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
+                sc[0], sc[1] = d["erp"], d["contact_slop"]
+                cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
+
+    def blocks(self, systems):
+        """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of ``systems`` as they are now, when
+        they are this pack's systems in its order and hold the state it handed out (else None)."""
+        if len(systems) != len(self.systems):
+            return None
+        for s, t, h in zip(systems, self.systems, self.handed):
+            d = s.__dict__
+            if s is not t or d["frames"] is not h[3] or d["vel"] is not h[5]:
+                return None
+        a, b = self.frames_at
+        c, e = self.vel_at
+        return self.state[a:b].reshape(-1, 4, 4), self.state[c:e].reshape(-1, 6)
+
+    def step(self, dt: float, touch_impulse: float) -> list:
+        """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
+        self._sync()
+        self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
+        out, meta = self.rs.step_alone(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb,
+                                       self.scal)
+        K, n = len(self.systems), self.state.shape[0]
+        self.state = out[:n]  # the contacts and rows follow it
+        failed = []
+        head = meta[:K + 3 * (K + 1)].tolist()
+        ok, c0, t0, r0 = head[:K], head[K:2 * K + 1], head[2 * K + 1:3 * K + 2], head[3 * K + 2:]
+        touch = meta[K + 3 * (K + 1):]
+        C = c0[K]
+        contacts = out[n:n + C * self.rs.CONTACT].reshape(C, self.rs.CONTACT)
+        rows = out[n + C * self.rs.CONTACT:]
+        views = self._views(out)
+        for k, (s, good) in enumerate(zip(self.systems, ok)):
+            if not good:
+                failed.append(s)
+                continue
+            self._hand(k, s, views[k])
+            d = s.__dict__
+            d["time"] += dt
+            d["_last_contacts"] = None
+            # sliced when asked for (``multibody_compiled.contact_dicts``)
+            d["_contact_arrays"] = (contacts, rows, c0[k], c0[k + 1], r0[k], r0[k + 1])
+            sig = touch[t0[k]:t0[k + 1]].tobytes()
+            last = d.get("_touch_sig")
+            if last is None or last[0] != sig or last[1] is not s._touching:
+                _record_events(s, contacts[c0[k]:c0[k + 1]], touch_impulse)
+                s._touch_sig = (sig, s._touching)
+        return failed
+
+
+def _arrays(rs, s, a, t, sp):
+    """One system's row for ``robot_step.pack``: its sizes and every array the kernel reads."""
+    L, nq, nv = len(s.bodies), s.nq, s.nv
+    lg, ld = a.limits(s)
+    pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw = t
+    allowed, mat = sp
+    G = len(pn)
+    sizes = (L, nq, nv, len(a.pts), len(a.st), len(lg), G, s.contact_iterations, int(bool(s.enforce_effort_limits)))
+    cols = dict(zip(range(rs.M_ORIGIN, rs.M_BR + 1), (a.origin, a.axis, a.offset, a.pu, a.pv, a.mass, a.com_local,
+                                                      a.inertia_local, a.pts, a.ss, a.so, a.bc, a.br)))
+    cols.update(zip(range(rs.I_PARENT, rs.I_LD + 1), (a.parent, a.kind, a.gs0, a.ds0, a.nd, a.p0, a.st, a.s0, lg, ld)))
+    for col, (name, n) in zip(range(rs.C_QT, rs.C_HI + 1), _CONTROLS):
+        cols[col] = np.broadcast_to(np.asarray(getattr(s, name), float), (nq if n == "q" else nv if n == "v" else n,))
+    cols[rs.C_SCAL] = (s.erp, s.contact_slop)
+    cols[rs.C_LOCKED] = s.locked
+    pdt = s.__dict__.get("last_pd_torque")
+    for col, (name, n, tail) in zip(range(rs.S_Q, rs.S_INERTIA + 1), _STATE):
+        size = nq if n == "q" else nv if n == "v" else n * L
+        value = getattr(s, name, None) if name not in ("com", "last_pd_torque") else None
+        if name == "last_pd_torque" and pdt is not None:
+            value = pdt
+        cols[col] = np.zeros(size) if value is None else np.asarray(value, float).reshape(size)
+    table = np.concatenate((pn, pd[:, None], vbody, pmat, perp[:, None], pslop[:, None], rmin[:, None],
+                            rbase[:, None], vw[:, None]), axis=1) if G else np.zeros((0, 15))
+    cols[rs.P_F] = np.concatenate((table.ravel(), np.asarray(mat, float)))
+    cols[rs.P_ALLOW] = pallow
+    cols[rs.P_SELF] = allowed
+    return sizes, cols
+
+
+def _record_events(s, cont, touch_impulse: float) -> None:
+    """``ArticulatedSystem._record_events`` on a packed step's contacts (C, CONTACT): a touching pair not
+    touching at the last step is an event (its fastest contact's point, normal, speed and impulse)."""
+    from .multibody_compiled import _plane_body
+    # (kind, other, link) -> (the pair of names, its sorted key), while the planes and names stay
+    key = (s._arrays.__dict__.get("_env_planes"), s.ground_height is not None and s.collidable, s.name)
+    cached = s.__dict__.get("_pair_names")
+    if cached is None or cached[0] != key:
+        cached = s._pair_names = (key, {})
+    names = cached[1]
+    best: dict = {}
+    touching = np.flatnonzero(cont[:, 14] > touch_impulse)
+    for c, (kind, link, other, speed) in zip(touching.tolist(), cont[touching][:, [0, 1, 2, 12]].tolist()):
+        code = (kind, other, link)
+        entry = names.get(code)
+        if entry is None:
+            body = _plane_body(s, int(other)) if kind == 0 else f"{s.name}/{s.bodies[int(other)].link}"
+            pair = (body, f"{s.name}/{s.bodies[int(link)].link}")
+            entry = names[code] = (pair, tuple(sorted(pair)))
+        pair, pkey = entry
+        if pkey not in best or speed > best[pkey][1]:
+            best[pkey] = (pair, speed, c)
+    for pkey, (pair, speed, c) in best.items():
+        if pkey not in s._touching:
+            s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=cont[c, 3:6].copy(),
+                                 normal=cont[c, 6:9].copy(), speed=speed, impulse=float(cont[c, 14])))
+    s._touching = set(best)
+
+
+_PACKS: list = []  # the packs of the last steps (a few: the systems alone may change from step to step)
+
+
+def last_pack(systems):
+    """The last step's pack when it holds exactly ``systems`` in this order (its ``inputs``, set by the
+    caller, say what its tables were made from)."""
+    if not _PACKS:
+        return None
+    p = _PACKS[0]
+    if len(p.systems) != len(systems) or any(x is not y for x, y in zip(p.systems, systems)):
+        return None
+    return p
+
+
+def blocks(systems):
+    """``Pack.blocks`` of the last step's pack (None: no pack, or not these systems as it left them)."""
+    return _PACKS[0].blocks(systems) if _PACKS else None
+
+
+def pack_for(systems, arrs, planes, selfs, kern) -> Pack:
+    """The pack of these systems with these tables (built when any of them changed)."""
+    # ids of objects the pack holds (so no other object can take their id while it lives)
+    key = [(id(s), id(t), id(sp[0]), id(sp[1]), id(a.limits(s)[0]), bool(s.enforce_effort_limits),
+            s.contact_iterations) for s, a, t, sp in zip(systems, arrs, planes, selfs)]
+    for p in _PACKS:
+        if p.key == key:
+            _PACKS.remove(p)
+            _PACKS.insert(0, p)  # the last step's pack first (``last_pack``, ``blocks``)
+            return p
+    p = Pack(systems, arrs, planes, selfs, kern, key)
+    p.refs = [(t, sp, a.limits(s)[0]) for s, a, t, sp in zip(systems, arrs, planes, selfs)]
+    _PACKS.insert(0, p)
+    del _PACKS[4:]
+    return p
