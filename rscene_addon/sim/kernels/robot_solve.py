@@ -54,23 +54,6 @@ def _inverses(chol, free, off):
 
 
 @njit(cache=True)
-def _times_minv(minv, s, n, j, r, ax, out):
-    """out[r, ax, :n] = M_s^-1 j[r, ax, :n] (M^-1 symmetric: a sum of its rows, skipping j's zeros) and
-    j[r, ax] . out[r, ax], the row's inverse effective mass."""
-    for c in range(n):
-        out[r, ax, c] = 0.0
-    for k in range(n):
-        jk = j[r, ax, k]
-        if jk != 0.0:
-            for c in range(n):
-                out[r, ax, c] += jk * minv[s, k, c]
-    t = 0.0
-    for k in range(n):
-        t += j[r, ax, k] * out[r, ax, k]
-    return t
-
-
-@njit(cache=True)
 def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_target, friction, iterations):
     """(velocities, pseudo velocities, impulses (R, 3)): velocity sweeps over the rows in order (each
     row's axes in order, the tangents boxed by friction times the normal impulse), then a split-impulse
@@ -89,17 +72,37 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
         if sb[r] >= 0:
             one = False
     for r in range(R):
-        ka, kb = sa[r], sb[r]
         for ax in range(nax[r]):
-            denom = _times_minv(minv, ka, off[ka + 1] - off[ka], ja, r, ax, wa)
-            if kb >= 0:
-                denom += _times_minv(minv, kb, off[kb + 1] - off[kb], jb, r, ax, wb)
+            denom = 0.0
+            for side in range(2):
+                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows, skipping j's zeros), denom += j . w
+                k = sa[r] if side == 0 else sb[r]
+                if k < 0:
+                    continue
+                j = ja if side == 0 else jb
+                w = wa if side == 0 else wb
+                n = off[k + 1] - off[k]
+                for c in range(n):
+                    w[r, ax, c] = 0.0
+                for x in range(n):
+                    jx = j[r, ax, x]
+                    if jx != 0.0:
+                        for c in range(n):
+                            w[r, ax, c] += jx * minv[k, x, c]
+                for x in range(n):
+                    denom += j[r, ax, x] * w[r, ax, x]
             eff[r, ax] = 1.0 / denom if denom > 1e-12 else 0.0
     # W costs A^2 nv to build and A^2 a sweep, joint space 2 A nv a sweep (in dependent sums, which W's
     # four running sums avoid): W while A is within a few nv
     if one and A <= 4 * NV:
-        lam = _sweep_delassus(vel0, nax, ja, wa, eff, fixed, target, friction, iterations, A)
-        return _push_delassus(vel0, nax, ja, wa, eff, push_target, iterations, lam)
+        row = np.empty(A, np.int64)
+        axis = np.empty(A, np.int64)
+        i = 0
+        for r in range(R):
+            for ax in range(nax[r]):
+                row[i], axis[i] = r, ax
+                i += 1
+        return _solve_one(vel0, nax, ja, wa, eff, fixed, target, push_target, friction, iterations, row, axis)
     vel = vel0.copy()
     lam = np.zeros((R, 3))
     for _ in range(iterations):
@@ -199,42 +202,14 @@ def _delassus(ja, wa, row, axis, n):
 
 
 @njit(cache=True)
-def _wdot(W, i, lam, m):
-    """W[i, :m] . lam[:m] in four running sums (independent chains)."""
-    s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
-    j = 0
-    while j + 3 < m:
-        s0 += W[i, j] * lam[j]
-        s1 += W[i, j + 1] * lam[j + 1]
-        s2 += W[i, j + 2] * lam[j + 2]
-        s3 += W[i, j + 3] * lam[j + 3]
-        j += 4
-    while j < m:
-        s0 += W[i, j] * lam[j]
-        j += 1
-    return (s0 + s1) + (s2 + s3)
-
-
-@njit(cache=True)
-def _axes(nax, A):
-    """Each row axis's row and axis, in sweep order."""
-    row = np.empty(A, np.int64)
-    axis = np.empty(A, np.int64)
-    a = 0
-    for r in range(nax.shape[0]):
-        for ax in range(nax[r]):
-            row[a], axis[a] = r, ax
-            a += 1
-    return row, axis
-
-
-@njit(cache=True)
-def _sweep_delassus(vel0, nax, ja, wa, eff, fixed, target, friction, iterations, A):
-    """The velocity sweeps of one system on W: axis i's relative velocity is b_i + W_i lam with
-    b = J vel0 - fixed. Returns the impulses (R, 3)."""
+def _solve_one(vel0, nax, ja, wa, eff, fixed, target, push_target, friction, iterations, row, axis):
+    """``solve_rows`` for one system on W: axis i's relative velocity is b_i + W_i lam with
+    b = J vel0 - fixed; the split-impulse pass on the normals' block of W. Then the velocities
+    vel0 + M^-1 J^T lam and pseudo velocities M^-1 J_n^T plam. ``row``/``axis``: each row axis in sweep
+    order. (One function with its sums written out: every kernel and every call signature is a compile.)"""
     R = nax.shape[0]
     n = vel0.shape[0]
-    row, axis = _axes(nax, A)
+    A = row.shape[0]
     W = _delassus(ja, wa, row, axis, n)
     b = np.empty(A)
     for i in range(A):
@@ -247,7 +222,19 @@ def _sweep_delassus(vel0, nax, ja, wa, eff, fixed, target, friction, iterations,
         changed = False
         for i in range(A):
             r, ax = row[i], axis[i]
-            rel = b[i] + _wdot(W, i, lam, A)
+            # W[i] . lam in four running sums (independent chains)
+            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+            j = 0
+            while j + 3 < A:
+                s0 += W[i, j] * lam[j]
+                s1 += W[i, j + 1] * lam[j + 1]
+                s2 += W[i, j + 2] * lam[j + 2]
+                s3 += W[i, j + 3] * lam[j + 3]
+                j += 4
+            while j < A:
+                s0 += W[i, j] * lam[j]
+                j += 1
+            rel = b[i] + ((s0 + s1) + (s2 + s3))
             old = lam[i]
             if ax == 0:
                 new = max(old + eff[r, 0] * (target[r] - rel), 0.0)
@@ -260,52 +247,45 @@ def _sweep_delassus(vel0, nax, ja, wa, eff, fixed, target, friction, iterations,
         if not changed:
             break
     out = np.zeros((R, 3))
-    for i in range(A):
-        out[row[i], axis[i]] = lam[i]
-    return out
-
-
-@njit(cache=True)
-def _push_delassus(vel0, nax, ja, wa, eff, push_target, iterations, lam):
-    """The split-impulse pass of one system on the normals' block of W, then the velocities
-    vel0 + M^-1 J^T lam and pseudo velocities M^-1 J_n^T plam: (velocities, pseudo velocities, lam)."""
-    R = nax.shape[0]
-    n = vel0.shape[0]
     vel = vel0.copy()
-    for r in range(R):
-        for ax in range(nax[r]):
-            lr = lam[r, ax]
-            if lr != 0.0:
-                for k in range(n):
-                    vel[k] += wa[r, ax, k] * lr
+    pick = np.zeros(A, np.bool_)  # the normals that push
+    for i in range(A):
+        r, ax = row[i], axis[i]
+        out[r, ax] = lam[i]
+        if lam[i] != 0.0:
+            for k in range(n):
+                vel[k] += wa[r, ax, k] * lam[i]
+        pick[i] = ax == 0 and nax[r] == 3 and push_target[r] > 0
     push = np.zeros(n)
     m = 0
-    for r in range(R):
-        if nax[r] == 3 and push_target[r] > 0:
+    for i in range(A):
+        if pick[i]:
             m += 1
     if m == 0:
-        return vel, push, lam
-    rows = np.empty(m, np.int64)
+        return vel, push, out
+    prow = np.empty(m, np.int64)
     m = 0
-    for r in range(R):
-        if nax[r] == 3 and push_target[r] > 0:
-            rows[m] = r
+    for i in range(A):
+        if pick[i]:
+            prow[m] = row[i]
             m += 1
-    W = _delassus(ja, wa, rows, np.zeros(m, np.int64), n)
+    P = _delassus(ja, wa, prow, np.zeros(m, np.int64), n)
     plam = np.zeros(m)
     for _ in range(iterations):
         changed = False
         for i in range(m):
-            r = rows[i]
-            new = max(plam[i] + eff[r, 0] * (push_target[r] - _wdot(W, i, plam, m)), 0.0)
+            r = prow[i]
+            t = 0.0
+            for j in range(m):
+                t += P[i, j] * plam[j]
+            new = max(plam[i] + eff[r, 0] * (push_target[r] - t), 0.0)
             if new != plam[i]:
                 changed = True
                 plam[i] = new
         if not changed:
             break
     for i in range(m):
-        pl = plam[i]
-        if pl != 0.0:
+        if plam[i] != 0.0:
             for k in range(n):
-                push[k] += wa[rows[i], 0, k] * pl
-    return vel, push, lam
+                push[k] += wa[prow[i], 0, k] * plam[i]
+    return vel, push, out
