@@ -109,7 +109,7 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
     vel_free = body_velocities(u_free, parent, ds0, nd, S)
     vel0 = body_velocities(u0, parent, ds0, nd, S)
     p = np.empty(3)
-    c = 0
+    c = np.int64(0)  # not the constant 0: numba would compile _rows_into for it apart
     for i in range(L):
         if p0[i + 1] == p0[i]:
             continue
@@ -322,9 +322,14 @@ def _normal_speed(vel, i, p, n):
 @njit(cache=True)
 def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
     """``link_pairs._sphere_speeds``: the fastest any point of each link's bounding sphere moves at ``u``."""
-    vel = body_velocities(u, parent, ds0, nd, S)
-    out = np.zeros(parent.shape[0])
-    for i in range(parent.shape[0]):
+    return _sphere_speeds(body_velocities(u, parent, ds0, nd, S), centres, radii)
+
+
+@njit(cache=True)
+def _sphere_speeds(vel, centres, radii):
+    """``sphere_speeds`` from the body velocities ``vel`` (``body_velocities``)."""
+    out = np.zeros(vel.shape[0])
+    for i in range(vel.shape[0]):
         w0, w1, w2 = vel[i, 0], vel[i, 1], vel[i, 2]
         c0, c1, c2 = centres[i, 0], centres[i, 1], centres[i, 2]
         v0 = vel[i, 3] + w1 * c2 - w2 * c1
@@ -435,23 +440,23 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     b (C, 3, nvb) (same: a's rows hold the difference of the two points' Jacobians, b's are zero)."""
     La, Lb = bca.shape[0], bcb.shape[0]
     nva, nvb = ua.shape[0], ub.shape[0]
-    ca = _world_centres(fa_, bca)
-    spa = sphere_speeds(ua, para, ds0a, nda, Sa, ca, bra)
     # body velocities at the free and the current joint velocities: the normal speed of each candidate
-    # point (most do not close this step) without its Jacobians
+    # point (most do not close this step) without its Jacobians, and the bounding spheres' speeds
     vfa, v0a = body_velocities(ua, para, ds0a, nda, Sa), body_velocities(u0a, para, ds0a, nda, Sa)
+    ca = _world_centres(fa_, bca)
+    spa = _sphere_speeds(vfa, ca, bra)
     if same:
         cb, spb, vfb, v0b = ca, spa, vfa, v0a
     else:
-        cb = _world_centres(fb_, bcb)
-        spb = sphere_speeds(ub, parb, ds0b, ndb, Sb, cb, brb)
         vfb, v0b = body_velocities(ub, parb, ds0b, ndb, Sb), body_velocities(u0b, parb, ds0b, ndb, Sb)
+        cb = _world_centres(fb_, bcb)
+        spb = _sphere_speeds(vfb, cb, brb)
     wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
     if same:
         wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
     else:
         wpb, scb, sRb, sradb, lob, hib = _world_geometry(fb_, pts_b, p0b, st_b, ss_b, so_b, s0b)
-    cap = 64
+    cap = 8  # a few rows a step (grown when more)
     li = np.empty(cap, np.int64)
     lj = np.empty(cap, np.int64)
     point = np.empty((cap, 3))
@@ -462,13 +467,16 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     speed = np.empty(cap)
     rows_a = np.empty((cap, 3, nva))
     rows_b = np.zeros((cap, 3, nvb))
-    C = 0
+    C = np.int64(0)  # not constants (C, flips, counts): numba compiles a callee once per constant
     FMAX = 256
     fa = np.empty((FMAX, 3))
     fb = np.empty((FMAX, 3))
     fn = np.empty((FMAX, 3))
     fg = np.empty(FMAX)
     keep = np.empty(FMAX, np.bool_)
+    flips = np.zeros(2, np.bool_)
+    flips[1] = True
+    none = np.int64(0)
     p = np.empty(3)
     n = np.empty(3)
     for i in range(La):
@@ -491,9 +499,9 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                 continue
             A, B = fa_[i], fb_[j]
             n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa[i], hia[i], st_b, ss_b, scb, sRb,
-                                        sradb, s0b[j], s0b[j + 1], ca[i], reach, False, fa, fb, fn, fg, 0)
+                                        sradb, s0b[j], s0b[j + 1], ca[i], reach, flips[0], fa, fb, fn, fg, none)
             n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob[j], hib[j], st_a, ss_a, sca, sRa,
-                                        srada, s0a[i], s0a[i + 1], cb[j], reach, True, fa, fb, fn, fg, n_found)
+                                        srada, s0a[i], s0a[i + 1], cb[j], reach, flips[1], fa, fb, fn, fg, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue

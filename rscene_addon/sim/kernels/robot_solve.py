@@ -7,6 +7,13 @@ All systems' velocities are one vector: system k owns ``vel[off[k]:off[k + 1]]``
 second side's rows as they enter the relative velocity, i.e. already negated); ``nax[r]`` is 1 for a joint
 limit (normal only) and 3 for a contact (normal, two tangents). ``chol[k]`` is the Cholesky factor of system
 k's mass matrix on its free dofs (``articulated.predict``).
+
+Same sweeps, same order, same impulses as the reference; two evaluations of them. One system with few rows
+(a robot alone: ``robot_step``) sweeps on the Delassus matrix W = J M^-1 J^T of its row axes (A x A, built
+once): a row's relative velocity is b + W lam, one short dot product, where joint space needs a dot and an
+update of nv. Several systems keep joint-space sweeps. Both take M^-1 J^T from M^-1 formed once per system:
+a mat-vec per row axis has independent sums, where two triangular solves per axis were chains of dependent
+multiply-adds (20 us of a Laikago step's 65 us solve).
 """
 from __future__ import annotations
 
@@ -14,28 +21,36 @@ import numpy as np
 from numba import njit
 
 
-
 @njit(cache=True)
-def _chol_solve_row(L, k, n, free, b, r, ax, y, out):
-    """out[r, ax, :n] = x with (L L^T) x = b[r, ax, :n] for system k's factor ``L[k]`` on its free dofs (0 on
-    the others): ``chol_solve`` by index, no views or allocation (a view costs a reference count each);
-    ``y``: scratch of length >= n."""
-    for i in range(n):
-        if not free[k, i]:
-            y[i] = 0.0
-            continue
-        t = b[r, ax, i]
-        for j in range(i):
-            t -= L[k, i, j] * y[j]
-        y[i] = t / L[k, i, i]
-    for i in range(n - 1, -1, -1):
-        if not free[k, i]:
-            out[r, ax, i] = 0.0
-            continue
-        t = y[i]
-        for j in range(i + 1, n):
-            t -= L[k, j, i] * out[r, ax, j]
-        out[r, ax, i] = t / L[k, i, i]
+def _inverses(chol, free, off):
+    """(K, N, N): per system k, M^-1 on its free dofs (0 on the locked rows and columns) from its factor
+    ``chol[k]``: X = L^-1 row by row (each row a sum of earlier rows), then M^-1 = X^T X."""
+    K, N = chol.shape[0], chol.shape[1]
+    minv = np.zeros((K, N, N))
+    x = np.zeros((N, N))
+    for s in range(K):
+        n = off[s + 1] - off[s]
+        for i in range(n):
+            for c in range(n):
+                x[i, c] = 0.0
+            if not free[s, i]:
+                continue
+            x[i, i] = 1.0
+            for k in range(i):
+                lik = chol[s, i, k]
+                if lik != 0.0 and free[s, k]:
+                    for c in range(k + 1):
+                        x[i, c] -= lik * x[k, c]
+            d = chol[s, i, i]
+            for c in range(i + 1):
+                x[i, c] /= d
+        for i in range(n):
+            for a in range(i + 1):
+                xa = x[i, a]
+                if xa != 0.0:
+                    for b in range(i + 1):
+                        minv[s, a, b] += xa * x[i, b]
+    return minv
 
 
 @njit(cache=True)
@@ -43,30 +58,52 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
     """(velocities, pseudo velocities, impulses (R, 3)): velocity sweeps over the rows in order (each
     row's axes in order, the tangents boxed by friction times the normal impulse), then a split-impulse
     pass on the normals of rows with a position target. A sweep that changes no impulse ends the sweeps
-    (every later one would repeat it exactly). Loops by index throughout: slicing a row or a velocity
-    into a view per row and sweep cost more than the arithmetic."""
+    (every later one would repeat it exactly)."""
     R = sa.shape[0]
     NV = ja.shape[2]
-    vel = vel0.copy()
+    minv = _inverses(chol, free, off)
     wa = np.zeros((R, 3, NV))
     wb = np.zeros((R, 3, NV))
     eff = np.zeros((R, 3))
-    y = np.empty(max(NV, 1))
+    one = off.shape[0] == 2
+    A = 0
     for r in range(R):
-        ka = sa[r]
-        na = off[ka + 1] - off[ka]
-        kb = sb[r]
+        A += nax[r]
+        if sb[r] >= 0:
+            one = False
+    for r in range(R):
         for ax in range(nax[r]):
-            _chol_solve_row(chol, ka, na, free, ja, r, ax, y, wa)
             denom = 0.0
-            for k in range(na):
-                denom += ja[r, ax, k] * wa[r, ax, k]
-            if kb >= 0:
-                nb = off[kb + 1] - off[kb]
-                _chol_solve_row(chol, kb, nb, free, jb, r, ax, y, wb)
-                for k in range(nb):
-                    denom += jb[r, ax, k] * wb[r, ax, k]
+            for side in range(2):
+                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows, skipping j's zeros), denom += j . w
+                k = sa[r] if side == 0 else sb[r]
+                if k < 0:
+                    continue
+                j = ja if side == 0 else jb
+                w = wa if side == 0 else wb
+                n = off[k + 1] - off[k]
+                for c in range(n):
+                    w[r, ax, c] = 0.0
+                for x in range(n):
+                    jx = j[r, ax, x]
+                    if jx != 0.0:
+                        for c in range(n):
+                            w[r, ax, c] += jx * minv[k, x, c]
+                for x in range(n):
+                    denom += j[r, ax, x] * w[r, ax, x]
             eff[r, ax] = 1.0 / denom if denom > 1e-12 else 0.0
+    # W costs A^2 nv to build and A^2 a sweep, joint space 2 A nv a sweep (in dependent sums, which W's
+    # four running sums avoid): W while A is within a few nv
+    if one and A <= 4 * NV:
+        row = np.empty(A, np.int64)
+        axis = np.empty(A, np.int64)
+        i = 0
+        for r in range(R):
+            for ax in range(nax[r]):
+                row[i], axis[i] = r, ax
+                i += 1
+        return _solve_one(vel0, nax, ja, wa, eff, fixed, target, push_target, friction, iterations, row, axis)
+    vel = vel0.copy()
     lam = np.zeros((R, 3))
     for _ in range(iterations):
         changed = False
@@ -142,3 +179,113 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             if not changed:
                 break
     return vel, push, lam
+
+
+@njit(cache=True)
+def _delassus(ja, wa, row, axis, n):
+    """W[i, j] = J_i . (M^-1 J_j^T) over the axes (row ``row[i]``, axis ``axis[i]``): J_i's nonzeros times
+    the rows of the transposed M^-1 J^T (sums of whole rows, no dependent chains)."""
+    m = row.shape[0]
+    wt = np.empty((n, m))
+    for j in range(m):
+        for k in range(n):
+            wt[k, j] = wa[row[j], axis[j], k]
+    W = np.zeros((m, m))
+    for i in range(m):
+        ri, ai = row[i], axis[i]
+        for k in range(n):
+            jk = ja[ri, ai, k]
+            if jk != 0.0:
+                for j in range(m):
+                    W[i, j] += jk * wt[k, j]
+    return W
+
+
+@njit(cache=True)
+def _solve_one(vel0, nax, ja, wa, eff, fixed, target, push_target, friction, iterations, row, axis):
+    """``solve_rows`` for one system on W: axis i's relative velocity is b_i + W_i lam with
+    b = J vel0 - fixed; the split-impulse pass on the normals' block of W. Then the velocities
+    vel0 + M^-1 J^T lam and pseudo velocities M^-1 J_n^T plam. ``row``/``axis``: each row axis in sweep
+    order. (One function with its sums written out: every kernel and every call signature is a compile.)"""
+    R = nax.shape[0]
+    n = vel0.shape[0]
+    A = row.shape[0]
+    W = _delassus(ja, wa, row, axis, n)
+    b = np.empty(A)
+    for i in range(A):
+        t = 0.0
+        for k in range(n):
+            t += ja[row[i], axis[i], k] * vel0[k]
+        b[i] = t - fixed[row[i], axis[i]]
+    lam = np.zeros(A)
+    for _ in range(iterations):
+        changed = False
+        for i in range(A):
+            r, ax = row[i], axis[i]
+            # W[i] . lam in four running sums (independent chains)
+            s0, s1, s2, s3 = 0.0, 0.0, 0.0, 0.0
+            j = 0
+            while j + 3 < A:
+                s0 += W[i, j] * lam[j]
+                s1 += W[i, j + 1] * lam[j + 1]
+                s2 += W[i, j + 2] * lam[j + 2]
+                s3 += W[i, j + 3] * lam[j + 3]
+                j += 4
+            while j < A:
+                s0 += W[i, j] * lam[j]
+                j += 1
+            rel = b[i] + ((s0 + s1) + (s2 + s3))
+            old = lam[i]
+            if ax == 0:
+                new = max(old + eff[r, 0] * (target[r] - rel), 0.0)
+            else:
+                bound = friction[r] * lam[i - ax]
+                new = min(max(old - eff[r, ax] * rel, -bound), bound)
+            if new != old:
+                changed = True
+                lam[i] = new
+        if not changed:
+            break
+    out = np.zeros((R, 3))
+    vel = vel0.copy()
+    pick = np.zeros(A, np.bool_)  # the normals that push
+    for i in range(A):
+        r, ax = row[i], axis[i]
+        out[r, ax] = lam[i]
+        if lam[i] != 0.0:
+            for k in range(n):
+                vel[k] += wa[r, ax, k] * lam[i]
+        pick[i] = ax == 0 and nax[r] == 3 and push_target[r] > 0
+    push = np.zeros(n)
+    m = 0
+    for i in range(A):
+        if pick[i]:
+            m += 1
+    if m == 0:
+        return vel, push, out
+    prow = np.empty(m, np.int64)
+    m = 0
+    for i in range(A):
+        if pick[i]:
+            prow[m] = row[i]
+            m += 1
+    P = _delassus(ja, wa, prow, np.zeros(m, np.int64), n)
+    plam = np.zeros(m)
+    for _ in range(iterations):
+        changed = False
+        for i in range(m):
+            r = prow[i]
+            t = 0.0
+            for j in range(m):
+                t += P[i, j] * plam[j]
+            new = max(plam[i] + eff[r, 0] * (push_target[r] - t), 0.0)
+            if new != plam[i]:
+                changed = True
+                plam[i] = new
+        if not changed:
+            break
+    for i in range(m):
+        if plam[i] != 0.0:
+            for k in range(n):
+                push[k] += wa[prow[i], 0, k] * plam[i]
+    return vel, push, out
