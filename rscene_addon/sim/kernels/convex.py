@@ -17,14 +17,17 @@ from .primitives import closest_segments, emit, plane_of, segment
 
 PARALLEL = 1e-6  # as narrowphase.PARALLEL
 ARC_EPS = 1e-20  # as narrowphase.ARC_EPS
+CACHED_MAX = 1024  # polytope geoms up to which each pair's last separating axis is kept (8 MiB)
 
 
 def pack(geom_poly):
     """The polytopes of ``geom_poly`` (a Polytope or None per geom; shared ones packed once) as a tuple
     (poly_of (G,), v_start, verts, f_start, normals, offsets, fv_start, fv, e_start, edges, edge_dir_of,
-    d_start, dirs, t_start, tris, centre, inradius, edge_faces); ``*_start`` (P + 1,) index the runs, vertex ids are the
-    polytope's own; centre: the mean of its vertices (inside it), inradius: the radius of the ball about
-    the centre inside it (what bounds an axis's separation from above, see ``polytope_pair``)."""
+    d_start, dirs, t_start, tris, centre, inradius, edge_faces, slot_of, axis_cache); ``*_start`` (P + 1,) index
+    the runs, vertex ids are the polytope's own; centre: the mean of its vertices (inside it), inradius: the
+    radius of the ball about the centre inside it (what bounds an axis's separation from above, see
+    ``polytope_pair``); slot_of (G,): each polytope geom's row in axis_cache (S, S), the last separating
+    axis of each ordered pair (``polytope_pair``; none for worlds of more than ``CACHED_MAX`` polytopes)."""
     index: dict[int, int] = {}
     polys = []
     poly_of = np.full(len(geom_poly), -1, np.int64)
@@ -47,6 +50,12 @@ def pack(geom_poly):
         return np.ascontiguousarray(out)
 
     faces = [f for p in polys for f in p.faces]
+    slot_of = np.full(len(geom_poly), -1, np.int64)
+    S = int(np.sum(poly_of >= 0))
+    if S > CACHED_MAX:
+        S = 0
+    else:
+        slot_of[poly_of >= 0] = np.arange(S)
     return (poly_of,
             starts([len(p.vertices) for p in polys]), cat([p.vertices for p in polys], 3),
             starts([len(p.faces) for p in polys]), cat([p.normals for p in polys], 3),
@@ -58,13 +67,14 @@ def pack(geom_poly):
             starts([len(p.tri_index) for p in polys]), cat([p.tri_index for p in polys], 3, np.int64),
             cat([p.vertices.mean(axis=0) for p in polys], 3),
             cat([np.min(p.offsets - p.normals @ p.vertices.mean(axis=0)) for p in polys], 0),
-            cat([p.edge_faces for p in polys], 2, np.int64))
+            cat([p.edge_faces for p in polys], 2, np.int64),
+            slot_of, np.zeros((S, S), np.int64))
 
 
 def largest(polys):
     """The scratch sizes a pair needs: most vertices, faces, edges, edge directions, face vertices,
     triangles."""
-    (_, v_start, _, f_start, _, _, fv_start, _, e_start, _, _, d_start, _, t_start, _, _, _, _) = polys
+    (_, v_start, _, f_start, _, _, fv_start, _, e_start, _, _, d_start, _, t_start, _, _, _, _, _, _) = polys
     big = 1
     for s in (v_start, f_start, e_start, d_start, t_start, fv_start):
         if len(s) > 1:
@@ -76,7 +86,7 @@ def largest(polys):
 def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
     """Polytope k at geom g's pose: vertices, face normals and offsets, edge directions (into the
     scratch arrays). Returns (vertices, faces, directions)."""
-    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _, _) = polys
+    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _, _, _, _) = polys
     nv = v_start[k + 1] - v_start[k]
     for i in range(nv):
         v = verts[v_start[k] + i]
@@ -280,11 +290,55 @@ def _arc_edges(e0, e1, edge_faces, wn, wo, nf, dx, dy, dz, reach, cx, cy, cz, ne
 
 
 @njit(cache=True)
+def _face_gap(wv, nv, wn, wo, f):
+    """min over the vertices wv of n_f . v - offset_f: one face axis of ``_face_sep``, its arithmetic."""
+    lo = np.inf
+    for i in range(nv):
+        lo = min(lo, wv[i, 0] * wn[f, 0] + wv[i, 1] * wn[f, 1] + wv[i, 2] * wn[f, 2])
+    return lo - wo[f]
+
+
+@njit(cache=True)
+def _edge_gap(e, f, polys, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay, caz):
+    """The separation along the axis of A's edge e and B's edge f as ``polytope_pair``'s edge search has it
+    (the same arithmetic), or -inf where that search never projects the pair (arcs that do not cross on
+    the Gauss maps, parallel edges)."""
+    edges, edge_dir_of, edge_faces = polys[9], polys[10], polys[17]
+    a1, a2 = wna[edge_faces[e, 0]], wna[edge_faces[e, 1]]
+    b1, b2 = wnb[edge_faces[f, 0]], wnb[edge_faces[f, 1]]
+    xa0, xa1, xa2 = a2[1] * a1[2] - a2[2] * a1[1], a2[2] * a1[0] - a2[0] * a1[2], a2[0] * a1[1] - a2[1] * a1[0]
+    xb0, xb1, xb2 = b2[1] * b1[2] - b2[2] * b1[1], b2[2] * b1[0] - b2[0] * b1[2], b2[0] * b1[1] - b2[1] * b1[0]
+    if xa0 * xa0 + xa1 * xa1 + xa2 * xa2 >= ARC_EPS and xb0 * xb0 + xb1 * xb1 + xb2 * xb2 >= ARC_EPS:
+        cba = -b1[0] * xa0 - b1[1] * xa1 - b1[2] * xa2
+        dba = -b2[0] * xa0 - b2[1] * xa1 - b2[2] * xa2
+        adc = a1[0] * xb0 + a1[1] * xb1 + a1[2] * xb2
+        bdc = a2[0] * xb0 + a2[1] * xb1 + a2[2] * xb2
+        if not (cba * dba < 0 and adc * bdc < 0 and cba * bdc > 0):
+            return -np.inf
+    da, db = wda[edge_dir_of[e]], wdb[edge_dir_of[f]]
+    cx = da[1] * db[2] - da[2] * db[1]
+    cy = da[2] * db[0] - da[0] * db[2]
+    cz = da[0] * db[1] - da[1] * db[0]
+    ln = math.sqrt(cx * cx + cy * cy + cz * cz)
+    if not ln > PARALLEL:
+        return -np.inf
+    cx, cy, cz = cx / ln, cy / ln, cz / ln
+    va = wva[edges[e, 0]]
+    if cx * (va[0] - cax) + cy * (va[1] - cay) + cz * (va[2] - caz) < 0:
+        cx, cy, cz = -cx, -cy, -cz
+    return _project(wvb, nvb, cx, cy, cz)[0] - _project(wva, nva, cx, cy, cz)[1]
+
+
+FACE_A, FACE_B, EDGES = 1, 2, 3  # the kinds of a cached axis: (kind << 48) | (i << 24) | j
+LOW = (1 << 24) - 1
+
+
+@njit(cache=True)
 def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.polytope_polytope``: SAT (face axes, and edge axes of the edge pairs that form faces
     of the Minkowski difference), then one edge-edge midpoint or the incident face clipped by the
     reference face, normal A->B; ``wc``: ``posed_cache``."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _, _) = polys
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _, _, _, _) = polys
     poly, ref, tmp, seps, ok, keep, dmin = sc[8:15]
     ka, kb = poly_of[ga], poly_of[gb]
     wva, wna, woa, wda, nva, nfa, nda = posed(polys, wc, pos, rot, ga)
@@ -307,11 +361,34 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
         dcz += rot[gb, 2, x] * cen[kb, x] - rot[ga, 2, x] * cen[ka, x]
     # rounding: a bound never drops below what is projected (coordinates up to |c|)
     tol = 1e-9 * (1.0 + abs(cax) + abs(cay) + abs(caz) + abs(cbx) + abs(cby) + abs(cbz))
+    # The axis that last separated this pair beyond the margin (a face of A, of B, or an edge pair the
+    # search below would project) is tried first: piles at rest keep their gaps, so most separated pairs
+    # end here. Any such axis beyond the margin means no contact whatever the rest finds (the face and
+    # edge searches stop at the first axis past the margin), so the outcome is the same.
+    slot_of, axes = polys[18], polys[19]
+    ia, ib = slot_of[ga], slot_of[gb]
+    cached = ia >= 0 and ib >= 0
+    if cached:
+        code = axes[ia, ib]
+        kind, i, j = code >> 48, (code >> 24) & LOW, code & LOW
+        gap = -np.inf
+        if kind == FACE_A:
+            gap = _face_gap(wvb, nvb, wna, woa, i)
+        elif kind == FACE_B:
+            gap = _face_gap(wva, nva, wnb, wob, i)
+        elif kind == EDGES:
+            gap = _edge_gap(i, j, polys, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay, caz)
+        if gap > margin:
+            return count
     sa, fa = _face_sep(wvb, nvb, wna, woa, nfa, cbx, cby, cbz, inr[kb] - tol, margin)
     if sa > margin:
+        if cached:
+            axes[ia, ib] = (FACE_A << 48) | (fa << 24)
         return count
     sb, fb = _face_sep(wva, nva, wnb, wob, nfb, cax, cay, caz, inr[ka] - tol, margin)
     if sb > margin:
+        if cached:
+            axes[ia, ib] = (FACE_B << 48) | (fb << 24)
         return count
     # Edge axes: the edge pairs whose arcs cross on the Gauss maps of A and -B (narrowphase.minkowski_edges).
     # Only an edge axis beyond floor changes the outcome (past the margin: no contact; past the best face
@@ -369,6 +446,8 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
                 e_a, e_b = e, f
                 ex, ey, ez = cx, cy, cz
                 if best_edge > margin:  # separated beyond the margin: no contact, whatever follows
+                    if cached:
+                        axes[ia, ib] = (EDGES << 48) | (e << 24) | f
                     return count
     if found:  # beyond floor, within the margin: beyond the best face, an edge contact
         a0, a1 = wva[edges[e_a, 0]], wva[edges[e_a, 1]]
@@ -520,7 +599,7 @@ def capsule_polytope(p, gc, gp, polys, wc, pos, rot, size, margin, sign, out_pai
                      count):
     """``narrowphase.capsule_polytope_one`` (capsule gc against polytope gp); the normals are
     ``sign`` times polytope->capsule."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _, _) = polys
+    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _, _, _, _) = polys
     k = poly_of[gp]
     wv, wn, wo, wd, nv, nf, nd = posed(polys, wc, pos, rot, gp)
     e = segment(pos, rot, size, gc)

@@ -173,3 +173,58 @@ def test_pruned_hull_sat_gives_the_numpy_contacts_pose_by_pose(tmp_path):
     assert np.array_equal(got[0], ref[0])
     for r, g in zip(ref[1:], got[1:]):
         assert np.abs(r - g).max() < 1e-9
+
+
+@needs_numba
+def test_cached_separating_axes_change_no_contact_as_hulls_move(tmp_path):
+    """The compiled hull SAT first tries each pair's last separating axis, kept in the packed polytopes
+    across calls. Pebbles and boxes moved a little between calls (pairs coming apart, closing, turning):
+    with the cache carried along, the contacts of every call are those of a fresh pack (no cache) to the
+    bit, and on the last call those of the numpy reference."""
+    from rscene_addon.sim.kernels import convex, narrow, terrain
+    mesh = _pebble(str(tmp_path))
+    rng = np.random.default_rng(11)
+    lines = header()
+    for i in range(40):
+        q = rng.normal(size=4)
+        kind = "box" if i % 4 == 3 else "mesh"
+        kw = dict(mesh=mesh) if kind == "mesh" else SHAPES["box"]
+        lines.append(obj(f"/World/H{i}", kind, pos=rng.uniform(-0.45, 0.45, 3), quat=q / np.linalg.norm(q), **kw))
+    w = World.from_scene(scene_from(lines), backend="numpy")
+    m = w.model
+    pos, rot = (np.ascontiguousarray(a) for a in w.geom_poses())
+    G = m.num_geoms
+    pairs = np.array([(a, b) for a in range(G) for b in range(a + 1, G)], np.int64)
+    margins = np.full(len(pairs), 0.02)
+    kept = convex.pack(m.geom_poly)
+    hfs = terrain.pack(m.geom_hfield)
+    touching = []
+    for _ in range(8):
+        got = narrow.shape_contacts(pairs, m.geom_type, pos, rot, m.geom_size, margins, 4, kept, hfs,
+                                    convex.largest(kept))
+        fresh = convex.pack(m.geom_poly)
+        want = narrow.shape_contacts(pairs, m.geom_type, pos, rot, m.geom_size, margins, 4, fresh, hfs,
+                                     convex.largest(fresh))
+        for g, r in zip(got, want):
+            assert np.array_equal(g, r)
+        touching.append(set(np.unique(got[0]).tolist()))
+        # every geom moves up to ~2 cm and turns up to ~3 degrees about a random axis
+        pos = pos + rng.normal(scale=0.01, size=pos.shape)
+        for g in range(G):
+            k = rng.normal(size=3)
+            k *= rng.uniform(0.0, 0.05) / np.linalg.norm(k)
+            K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+            t = np.linalg.norm(k)
+            R = np.eye(3) + np.sin(t) / t * K + (1 - np.cos(t)) / t ** 2 * K @ K
+            rot[g] = R @ rot[g]
+        pos, rot = np.ascontiguousarray(pos), np.ascontiguousarray(rot)
+    axes = kept[19]
+    assert np.count_nonzero(axes) > 300  # separated pairs left their axes (faces of both and edge pairs)
+    assert set(np.unique(axes[axes != 0] >> 48).tolist()) == {convex.FACE_A, convex.FACE_B, convex.EDGES}
+    assert any(touching[i] ^ touching[i + 1] for i in range(len(touching) - 1))  # pairs came apart or closed
+    ref = collide(m, Frames(m, pos, rot), pairs, margins, 4)
+    got = narrow.shape_contacts(pairs, m.geom_type, pos, rot, m.geom_size, margins, 4, kept, hfs,
+                                convex.largest(kept))
+    assert np.array_equal(got[0], ref[0])
+    for r, g in zip(ref[1:], got[1:]):
+        assert np.abs(r - g).max() < 1e-9
