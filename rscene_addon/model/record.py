@@ -188,16 +188,22 @@ class Record:
                 problems.append(f"field {name!r}: {exc}")
         return self.decode_keys(problems)
 
-    def decode_keys(self, problems: list[str] | None = None) -> list[str]:
-        """Decode the documented ``key=value`` fields into the cache; one message per malformed value."""
+    def decode_keys(self, problems: list[str] | None = None, built: bool = False) -> list[str]:
+        """Decode the documented ``key=value`` fields into the cache; one message per malformed value.
+
+        ``built``: of a record made from values (no source line), skip the fields whose type's text always
+        decodes (``ValueType.built_decodes``): nothing can be wrong with them."""
         problems = [] if problems is None else problems
         cache, field = self._cache, self.schema.field
+        skip = built and self.source is None
         for key in self._keys:
-            if key not in cache and field(key) is not None:
-                try:
-                    self.get(key)
-                except ValueFormatError as exc:
-                    problems.append(str(exc))
+            if key not in cache:
+                f = field(key)
+                if f is not None and not (skip and f.type.built_decodes):
+                    try:
+                        self.get(key)
+                    except ValueFormatError as exc:
+                        problems.append(str(exc))
         return problems
 
     @property
@@ -419,14 +425,16 @@ def paused_gc():
         gc.enable()
 
 
-def decode_batch(records: list[Record]) -> list[bool]:
+def decode_batch(records: list[Record], built: bool = False) -> list[bool]:
     """Split many records and decode their positional fields column by column (the reader's fast path).
 
     Records of one kind and token count are decoded together: one ``decode_column`` per field instead of
     one call per field and record. Returns, per record, whether it is split without structural problems
     and every positional field decoded; the rest (and every record of a group with a malformed value
     anywhere) are left to ``structure_errors``/``decode_all``, which name the line and field.
-    Key fields are not decoded here (``decode_keys``).
+    Key fields are not decoded here (``decode_keys``). ``built``: of the records made from values (no source
+    line: what the non-.rscene readers build), only the fields whose type's text may not decode are (the
+    others are left to ``get``: a check of the values of a 10^5-record world decoded every number again).
     """
     done = [False] * len(records)
     groups: dict[tuple, list[int]] = {}
@@ -438,15 +446,22 @@ def decode_batch(records: list[Record]) -> list[bool]:
         if getattr(record, "_problems", None) or not record._layout:  # built records have none
             continue
         # grouped by class, not schema: a schema's dataclass hash walks all its fields
-        groups.setdefault((type(record), len(record._pos)), []).append(i)
-    for indices in groups.values():
+        groups.setdefault((type(record), len(record._pos), built and record.source is None), []).append(i)
+    for (_, _, trusted), indices in groups.items():
         group = [records[i] for i in indices]
         layout = group[0]._layout
+        if trusted and all(field.type.built_decodes for field in layout):
+            for i in indices:
+                done[i] = True
+            continue
         columns = list(zip(*[record._pos for record in group]))
         names, values, start = [], [], 0
         try:
             for field in layout:
                 span = field.type.span
+                if trusted and field.type.built_decodes:
+                    start += span
+                    continue
                 if span == 1:
                     values.append(field.type.decode_column(columns[start]))
                 else:  # a positional vector is ``span`` numbers, whatever its key form

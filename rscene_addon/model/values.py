@@ -202,6 +202,10 @@ class ValueType:
 
     name = "value"
     span = 1
+    # Whether every text ``encode`` makes decodes (a finite number, a flag, escaped text, a listed name, a
+    # uint64): a record built from values then needs no decode of such a field to know it is valid. Not so
+    # for an integer (int32 range), lists (bounds, widths) and the rest.
+    built_decodes = False
 
     def decode(self, raw: str):
         raise NotImplementedError
@@ -242,6 +246,7 @@ class ValueType:
 
 class Text(ValueType):
     name = "text"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_text(raw)
@@ -271,6 +276,7 @@ def decode_number_column(tokens: list[str]) -> list[float]:
 
 class Number(ValueType):
     name = "number"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_number(raw)
@@ -298,6 +304,7 @@ class Group(ValueType):
     """Unsigned 64-bit collision group or mask."""
 
     name = "group"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_int(raw, 0, ALL_GROUPS)
@@ -311,6 +318,7 @@ class Group(ValueType):
 
 class Flag(ValueType):
     name = "flag"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_flag(raw)
@@ -321,6 +329,8 @@ class Flag(ValueType):
 
 class Vec(ValueType):
     """n numbers: n positional tokens, or one comma-packed key value."""
+
+    built_decodes = True
 
     def __init__(self, n: int):
         self.span = n
@@ -334,6 +344,17 @@ class Vec(ValueType):
 
     def encode(self, value):
         return ",".join(encode_numbers(self._check_len(value)))
+
+    def encode_tokens(self, value):
+        # ``_check_len`` and ``encode_numbers`` in one frame: every record made encodes two or three vectors
+        value = tuple(map(float, value))
+        if len(value) != self.span:
+            raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
+        if math.isfinite(sum(value)):
+            get = _NUMBER_TEXT.get
+            return [(get(v) or _encode_nonzero(v)) if v else ("-0" if math.copysign(1.0, v) < 0 else "0")
+                    for v in value]
+        return list(map(encode_number, value))
 
 
 class PackedVec(ValueType):
@@ -498,6 +519,7 @@ class Name(ValueType):
     """One of a fixed set of names, matched in any letter case, with aliases."""
 
     name = "name"
+    built_decodes = True
 
     def __init__(self, *names: str, aliases: dict[str, str] | None = None, strict: bool = True):
         self.names = tuple(names)
