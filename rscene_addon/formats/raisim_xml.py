@@ -147,7 +147,9 @@ class _Attrs:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
         try:
-            values = list(map(float, filter(None, _LIST_SEPARATORS.split(raw.strip()))))
+            # str.split() splits at the very characters \s matches (str.isspace), without the regex
+            parts = filter(None, _LIST_SEPARATORS.split(raw.strip())) if "," in raw else raw.split()
+            values = list(map(float, parts))
             if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):  # sum: one test
                 raise ValueError
         except ValueError:
