@@ -52,8 +52,7 @@ class Record:
         self.changed = True
         self._cache: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
-        self._layout = self.schema.full_layout
-        defaults, derived, eager, required, slots = type(self)._template or _new_template(type(self))
+        defaults, derived, eager, required, slots, self._layout = type(self)._template or _new_template(type(self))
         for name in required:
             if name not in values:
                 raise TypeError(f"{self.tag}: missing required field {name!r}")
@@ -482,7 +481,8 @@ def decode_batch(records: list[Record], built: bool = False) -> list[bool]:
 
 def _new_template(cls) -> tuple:
     """(default tokens of the full layout, derived fields, fields whose default does not encode,
-    required names, name -> (type, first token, span) of the full layout), made once per record class:
+    required names, name -> (type, first token, span) of the full layout, the full layout), made once per
+    record class:
     encoding every default anew and walking the layout per field was most of building a record (18
     fields of an ``object``), and building was most of reading a 100k-body world."""
     tokens, derived, eager, required, slots = [], [], [], [], {}
@@ -504,7 +504,7 @@ def _new_template(cls) -> tuple:
                 else:
                     eager.append(field)
         tokens.extend(blank)
-    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required), slots)
+    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required), slots, cls.schema.full_layout)
     cls._template = template
     return template
 

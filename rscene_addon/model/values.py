@@ -346,15 +346,39 @@ class Vec(ValueType):
         return ",".join(encode_numbers(self._check_len(value)))
 
     def encode_tokens(self, value):
-        # ``_check_len`` and ``encode_numbers`` in one frame: every record made encodes two or three vectors
+        # ``_check_len`` and ``encode_numbers`` in one frame: every record made encodes two or three vectors,
+        # and most of them (rotations, sizes) repeat: their text is remembered per tuple
+        # (only vectors without a zero: 0.0 == -0.0 as a key, and "0" is not "-0")
+        cacheable = False
+        if type(value) is tuple:
+            try:
+                cacheable = 0.0 not in value
+            except ValueError:  # an element whose == is not a truth value (an array): float() names it below
+                pass
+        if cacheable:
+            tokens = _VEC_TEXT.get(value)
+            if tokens is not None:
+                return list(tokens)
+        key = value
         value = tuple(map(float, value))
         if len(value) != self.span:
             raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
         if math.isfinite(sum(value)):
             get = _NUMBER_TEXT.get
-            return [(get(v) or _encode_nonzero(v)) if v else ("-0" if math.copysign(1.0, v) < 0 else "0")
-                    for v in value]
-        return list(map(encode_number, value))
+            tokens = [(get(v) or _encode_nonzero(v)) if v else ("-0" if math.copysign(1.0, v) < 0 else "0")
+                      for v in value]
+        else:
+            tokens = list(map(encode_number, value))
+        if cacheable:
+            if len(_VEC_TEXT) >= _VEC_TEXT_LIMIT:  # unique positions fill it: start again
+                _VEC_TEXT.clear()
+            _VEC_TEXT[key] = tuple(tokens)
+        return tokens
+
+
+# Vec.encode_tokens' table: tuple of numbers without a zero -> its tokens
+_VEC_TEXT: dict[tuple, tuple] = {}
+_VEC_TEXT_LIMIT = 1 << 12
 
 
 class PackedVec(ValueType):
