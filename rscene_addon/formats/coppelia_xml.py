@@ -73,18 +73,34 @@ _DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
 
 
 _SEPARATORS = re.compile(r"[,\s]+")
+_SCRIPT_TAGS = ("childScript", "customizationScript")
 
 
-def _floats(text: str | None) -> list[float] | None:
+def _floats(text: str | None) -> tuple[float, ...] | None:
+    """The numbers of an element's text (separated by spaces or commas), or None if one is not a finite
+    number. Remembered per text: sizes, angles, masses and flags' numbers repeat from shape to shape."""
     if text is None:
         return None
-    # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
-    parts = _SEPARATORS.split(text.strip()) if "," in text else text.split()
-    try:
-        values = [float(p) for p in parts if p]
-    except ValueError:
-        return None
-    return values if all(map(math.isfinite, values)) else None
+    values = _FLOATS.get(text, _MISSING)
+    if values is _MISSING:
+        # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
+        parts = filter(None, _SEPARATORS.split(text.strip())) if "," in text else text.split()
+        try:
+            values = tuple(map(float, parts))
+        except ValueError:
+            values = None
+        else:  # the sum is one test for all; an overflowing sum of finite values takes the exact test
+            if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
+                values = None
+        if len(text) <= 64:  # short texts only: a mesh's vertex list is read once
+            if len(_FLOATS) >= 65536:
+                _FLOATS.clear()
+            _FLOATS[text] = values
+    return values
+
+
+_FLOATS: dict = {}
+_MISSING = object()
 
 
 # Euler angles -> quaternion per distinct angle triple: a scene repeats few rotations (most are 0 0 0),
@@ -329,7 +345,9 @@ class _Reader:
                 self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
 
     def scripts(self, record, node: Node, consumed: set[str]) -> None:
-        for kind in ("childScript", "customizationScript"):
+        if not any(child.tag in _SCRIPT_TAGS for child in node.children):
+            return  # (most objects have no script: one pass instead of a find per kind)
+        for kind in _SCRIPT_TAGS:
             script = node.find(kind)
             if script is None:
                 continue

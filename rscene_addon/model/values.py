@@ -285,7 +285,9 @@ class Number(ValueType):
         return decode_number_column(tokens)
 
     def encode(self, value):
-        return encode_number(value)
+        # a non-zero finite number encoded before (masses, radii: most of a record's numbers) by its text
+        # table first; an equal int or numpy float has the same hash and text
+        return _NUMBER_TEXT.get(value) or encode_number(value)
 
 
 class Integer(ValueType):
