@@ -1,10 +1,10 @@
 """How reading (what ``validate`` does) grows with the number of records, per format.
 
-    python scripts/bench_scene_size.py                  # 10k and 100k records
+    python scripts/bench_scene_size.py                  # 10k and 100k records, every format
     python scripts/bench_scene_size.py --sizes 1000 3000 10000 --formats airsim
 
-Generates a world of N spheres per format (an .rscene file, a RaiSim XML ``<array>`` of N spheres, an AirSim
-scene of N actors; on request a CoppeliaSim scene of N rotated boxes) and reads it with
+Generates a world of N records per format (an .rscene file of spheres, a RaiSim XML ``<array>`` of N spheres,
+an AirSim scene of N actors, a CoppeliaSim scene of N rotated boxes) and reads it with
 ``registry.read_scene`` in a fresh process. Prints CPU and wall
 seconds, records and peak RSS; the per-record CPU time should stay flat as N grows (``Scene.add`` was a
 scan of the whole scene per record: quadratic).
@@ -76,7 +76,7 @@ def _write(fmt: str, n: int, folder: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim"],
+    parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim", "coppelia_xml"],
                         choices=["rscene", "raisim_xml", "airsim", "coppelia_xml"])
     args = parser.parse_args(argv)
     print("| format | records | read CPU | read wall | CPU per 1000 records | peak RSS |")

@@ -338,6 +338,10 @@ class _Reader:
             put("airsimVisualMesh", ";".join(visuals))
         if isinstance(config.get("physics-type"), str):
             put("airsimPhysicsType", config["physics-type"])
+        # parentGroupId and instanceId after the extra keys, where a set() of each afterwards put them
+        extras["parentGroupId"] = "folder_/World"
+        if initialize:
+            extras["instanceId"] = segmentation_id(name)
         if parts:
             record = new_record("compound", path=path, position=pose[0], quaternion=pose[1],
                                 mass=mass if mass > 0 else 1.0, bodyMode="kinematic", **extras)
@@ -345,9 +349,6 @@ class _Reader:
             record = new_record("object", path=path, primitive="box", position=pose[0], quaternion=pose[1],
                                 scale=(PLACEHOLDER,) * 3, mass=mass if mass > 0 else 1.0, bodyMode="visual_only",
                                 visualOnly=True, collidable=False, **extras)
-        record.set("parentGroupId", "folder_/World")
-        if initialize:
-            record.set("instanceId", segmentation_id(name))
         self.scene.add(record)
         for part in parts:
             part.set("compound", path)

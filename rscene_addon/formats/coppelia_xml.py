@@ -73,18 +73,34 @@ _DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
 
 
 _SEPARATORS = re.compile(r"[,\s]+")
+_SCRIPT_TAGS = ("childScript", "customizationScript")
 
 
-def _floats(text: str | None) -> list[float] | None:
+def _floats(text: str | None) -> tuple[float, ...] | None:
+    """The numbers of an element's text (separated by spaces or commas), or None if one is not a finite
+    number. Remembered per text: sizes, angles, masses and flags' numbers repeat from shape to shape."""
     if text is None:
         return None
-    # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
-    parts = _SEPARATORS.split(text.strip()) if "," in text else text.split()
-    try:
-        values = [float(p) for p in parts if p]
-    except ValueError:
-        return None
-    return values if all(map(math.isfinite, values)) else None
+    values = _FLOATS.get(text, _MISSING)
+    if values is _MISSING:
+        # str.split() splits at the very characters \s matches (str.isspace), without a regex call per value
+        parts = filter(None, _SEPARATORS.split(text.strip())) if "," in text else text.split()
+        try:
+            values = tuple(map(float, parts))
+        except ValueError:
+            values = None
+        else:  # the sum is one test for all; an overflowing sum of finite values takes the exact test
+            if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
+                values = None
+        if len(text) <= 64:  # short texts only: a mesh's vertex list is read once
+            if len(_FLOATS) >= 65536:
+                _FLOATS.clear()
+            _FLOATS[text] = values
+    return values
+
+
+_FLOATS: dict = {}
+_MISSING = object()
 
 
 # Euler angles -> quaternion per distinct angle triple: a scene repeats few rotations (most are 0 0 0),
@@ -101,6 +117,65 @@ def _euler_quat(euler: tuple) -> tuple:
             _EULER_QUATS.clear()
         quat = _EULER_QUATS[key] = quat_from_coppelia_euler(*euler)
     return quat
+
+
+# compose()'s quaternion per (parent, local) rotation pair: it depends on the values only (a zero's sign
+# changes no bit of it), and a scene repeats few rotations, so two compositions per shape of products,
+# normalisations and their cleaning become a dict look-up.
+_COMPOSED: dict = {}
+
+
+def _compose(a: tuple, b: tuple) -> tuple:
+    """``spatial.compose(a, b)``, bit for bit, for the common poses (a parent at the identity rotation,
+    or no local offset) with the rotation product remembered; the rest goes to ``compose``."""
+    (pa, qa), (pb, qb) = a, b
+    quat = _COMPOSED.get((qa, qb))
+    if quat is None:
+        pose = compose(a, b)
+        if len(_COMPOSED) >= 65536:  # bounded: a scene of all-different rotations gains nothing
+            _COMPOSED.clear()
+        _COMPOSED[(qa, qb)] = pose[1]
+        return pose
+    # compose's own shortcuts, in its order (same finiteness tests, same sums, same -0.0 cleaning)
+    x, y, z = pb
+    if (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)
+            and qa[0] == 1.0 and qa[1] == 0.0 and qa[2] == 0.0 and qa[3] == 0.0):
+        return (pa[0] + x + 0.0, pa[1] + y + 0.0, pa[2] + z + 0.0), quat
+    if x == 0.0 and y == 0.0 and z == 0.0 and all(map(math.isfinite, qa)):
+        return (pa[0] + 0.0 + 0.0, pa[1] + 0.0 + 0.0, pa[2] + 0.0 + 0.0), quat
+    return compose(a, b)[0], quat
+
+
+def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
+    """(static, respondable, mass) of a shape's ``<dynamics>``, as ``_Reader.dynamics`` reads them (which
+    reports what is wrong with them: here a malformed value just takes its default)."""
+    static = respondable = True
+    mass = 1.0
+    if dynamics is not None:
+        switches = dynamics.find("switches")
+        if switches is not None:
+            static = _flag(switches.child_text("static"), True)
+            respondable = _flag(switches.child_text("respondable"), True)
+        node = dynamics.find("mass")
+        values = _floats(node.text) if node is not None else None
+        mass = values[0] if values and len(values) == 1 else 1.0
+        if mass <= 0 and not static:
+            mass = 1.0
+    return static, respondable, mass
+
+
+def _body_fields(static: bool, respondable: bool, mass: float, visual_only_field=True) -> dict:
+    """The record fields a shape's dynamics switches and mass give."""
+    if static and not respondable:
+        # a static shape that nothing collides with takes no part in the physics: visual only
+        fields = {"mass": mass, "bodyMode": "visual_only", "collidable": False}
+        if visual_only_field:
+            fields["visualOnly"] = True
+        return fields
+    fields = {"mass": mass, "bodyMode": "static" if static else "dynamic"}
+    if not respondable:
+        fields["collisionMask"] = 0  # a dynamic body that collides with nothing
+    return fields
 
 
 def _flag(text: str | None, default: bool) -> bool:
@@ -180,13 +255,17 @@ class _Reader:
     def leftovers(self, record, node: Node, consumed: set[str], prefix: str = "", skip_objects: bool = True) -> None:
         counts: dict[str, int] = {}
         skip = skip_objects and not prefix
+        dot = prefix + "." if prefix else ""
         for child in node.children:
             tag = child.tag
             if skip and tag in _ANY_OBJECT_TAG:
                 continue
-            count = counts[tag] = counts.get(tag, 0) + 1
-            name = tag if count == 1 else f"{tag}#{count}"
-            dotted = f"{prefix}.{name}" if prefix else name
+            if tag in counts:
+                count = counts[tag] = counts[tag] + 1
+                dotted = f"{dot}{tag}#{count}"
+            else:
+                counts[tag] = 1
+                dotted = dot + tag
             if dotted in consumed:
                 continue
             if child.children:
@@ -241,7 +320,7 @@ class _Reader:
             alias = common.child_text("alias") or common.child_text("name")
         path = self.paths.take(sanitize_name(alias or "", node.tag), parent_path)
         local = self.frame(common.find("localFrame") if common is not None else None)
-        world = compose(parent_world, local)
+        world = _compose(parent_world, local)
         consumed = {"common.alias", "common.name", "common.localFrame.position", "common.localFrame.euler"}
         handler = getattr(self, "read_" + node.tag)
         record, record_world, extras = handler(node, path, world, parent, consumed)
@@ -266,7 +345,9 @@ class _Reader:
                 self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
 
     def scripts(self, record, node: Node, consumed: set[str]) -> None:
-        for kind in ("childScript", "customizationScript"):
+        if not any(child.tag in _SCRIPT_TAGS for child in node.children):
+            return  # (most objects have no script: one pass instead of a find per kind)
+        for kind in _SCRIPT_TAGS:
             script = node.find(kind)
             if script is None:
                 continue
@@ -303,11 +384,13 @@ class _Reader:
             return record, world, children
         # primitive or mesh
         geo_local = self.frame(geometry.find("localFrame"))
-        body = compose(world, geo_local)
-        record = self.single_shape(geometry, path, body)
+        body = _compose(world, geo_local)
+        # the body fields go into the record as it is made (a set() each afterwards was a tenth of a shape);
+        # dynamics() still reads the element for its errors and extra keys
+        record = self.single_shape(geometry, path, body, _body_fields(*_switches(dynamics)))
         if record is None:
             return None, world, ()
-        self.dynamics(record, dynamics, consumed, world, body)
+        self.dynamics(record, dynamics, consumed, world, body, preset=True)
         return record, body, ()
 
     def leftovers_geometry(self, record, geometry: Node, consumed_inside) -> None:
@@ -315,15 +398,18 @@ class _Reader:
         consumed = _GEOMETRY_DONE.get(key)
         if consumed is None:  # a few tag and key-list pairs, made once
             consumed = _GEOMETRY_DONE[key] = frozenset(f"{geometry.tag}.{c}" for c in consumed_inside)
-        holder = Node("shape")
-        holder.children = [geometry]
-        self.leftovers(record, holder, consumed, "", False)
+        # what leftovers() of a holder element around the geometry does, without making the holder: a
+        # geometry element without children has nothing left over (its own tag prefixes every consumed path)
+        if geometry.children:
+            self.leftovers(record, geometry, consumed, geometry.tag, False)
 
-    def single_shape(self, geometry: Node, path: str, body: tuple):
+    def single_shape(self, geometry: Node, path: str, body: tuple, fields: dict | None = None):
+        """An ``object`` record of a primitive or mesh; ``fields`` (body mode, mass...) go into it as made."""
         material = self.color(geometry.find("color"))
+        fields = fields or {}
         if geometry.tag == "mesh":
             record = new_record("object", path=path, primitive="mesh", position=body[0], quaternion=body[1],
-                                material=material)
+                                material=material, **fields)
             file_name = geometry.child_text("fileName")
             if file_name:
                 ref = self.ref(file_name)
@@ -348,7 +434,7 @@ class _Reader:
         kind = (geometry.child_text("type") or "").lower()
         size = self.numbers(geometry, "size", None, (0.1, 0.1, 0.1))
         size = tuple(size) + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
-        values = dict(path=path, position=body[0], quaternion=body[1], material=material)
+        values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
         mark = None
         if kind == "cuboid":
             values.update(primitive="box", scale=size[:3])
@@ -439,7 +525,10 @@ class _Reader:
         record.set("material", self.color(node.find("color")))
         return record
 
-    def dynamics(self, record, dynamics: Node | None, consumed: set[str], shape_world: tuple, body: tuple) -> None:
+    def dynamics(self, record, dynamics: Node | None, consumed: set[str], shape_world: tuple, body: tuple,
+                 preset: bool = False) -> None:
+        """Errors, inertia and extra keys of a shape's ``<dynamics>``; then its body fields (``_body_fields``)
+        unless the record was made with them (``preset``)."""
         static = respondable = True
         mass = 1.0
         if dynamics is not None:
@@ -473,17 +562,9 @@ class _Reader:
             if friction is not None and _floats(friction.text):
                 set_extra(record, "friction", _floats(friction.text)[0])
             self.leftovers(record, dynamics, _DYNAMICS_DONE, "dynamics", False)
-        record.set("mass", mass)
-        if static and not respondable:
-            # a static shape that nothing collides with takes no part in the physics: visual only
-            record.set("bodyMode", "visual_only")
-            record.set("collidable", False)
-            if record.schema.field("visualOnly") is not None:
-                record.set("visualOnly", True)
-            return
-        record.set("bodyMode", "static" if static else "dynamic")
-        if not respondable:
-            record.set("collisionMask", 0)  # a dynamic body that collides with nothing
+        if not preset:
+            for name, value in _body_fields(static, respondable, mass, record.schema.field("visualOnly")).items():
+                record.set(name, value)
 
     # -- other objects ----------------------------------------------------------------------------------
 

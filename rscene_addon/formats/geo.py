@@ -42,7 +42,7 @@ def _z(v: float) -> float:
 
 def ned_to_model(v: Sequence[float]) -> tuple[float, float, float]:
     """A NED position (or direction) in the scene frame."""
-    return (_z(v[0]), _z(-v[1]), _z(-v[2]))
+    return (float(v[0]) + 0.0, float(-v[1]) + 0.0, float(-v[2]) + 0.0)  # _z inline: once per actor
 
 
 model_to_ned = ned_to_model  # the rotation by pi about x is its own inverse
@@ -50,7 +50,7 @@ model_to_ned = ned_to_model  # the rotation by pi about x is its own inverse
 
 def quat_ned_to_model(q: Sequence[float]) -> tuple[float, float, float, float]:
     """An orientation given in NED (w, x, y, z) in the scene frame."""
-    return (_z(q[0]), _z(q[1]), _z(-q[2]), _z(-q[3]))
+    return (float(q[0]) + 0.0, float(q[1]) + 0.0, float(-q[2]) + 0.0, float(-q[3]) + 0.0)  # _z inline
 
 
 quat_model_to_ned = quat_ned_to_model

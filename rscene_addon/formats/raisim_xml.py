@@ -95,7 +95,12 @@ def _attr_name(key: str) -> str:
 
 
 def _tag(node: Node) -> str:
-    tag = snake(node.tag)
+    return _tag_name(node.tag)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_name(raw: str) -> str:
+    tag = snake(raw)
     return _TAG_ALIASES.get(tag.replace("_", ""), tag)
 
 
@@ -105,7 +110,8 @@ class _Attrs:
     def __init__(self, reader: _Reader, node: Node):
         self.reader = reader
         self.node = node
-        self.values: dict[str, str] = {_attr_name(key): value for key, value in node.attrib.items()}
+        attrib = node.attrib  # (dict of zip: the same later-wins rule as a dict comprehension, in C)
+        self.values: dict[str, str] = dict(zip(map(_attr_name, attrib), attrib.values()))
 
     def has(self, *names: str) -> bool:
         return any(n in self.values for n in names)
@@ -147,7 +153,9 @@ class _Attrs:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
         try:
-            values = list(map(float, filter(None, _LIST_SEPARATORS.split(raw.strip()))))
+            # str.split() splits at the very characters \s matches (str.isspace), without the regex
+            parts = filter(None, _LIST_SEPARATORS.split(raw.strip())) if "," in raw else raw.split()
+            values = list(map(float, parts))
             if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):  # sum: one test
                 raise ValueError
         except ValueError:

@@ -162,10 +162,11 @@ def _check_values(scene: Scene, path: str) -> None:
     resolution of -2147483649 used to pass ``validate`` and fail ``convert`` without naming the file)."""
     errors = []
     records = scene.records
-    for record, decoded in zip(records, decode_batch(records)):
+    # the records a reader built hold only encoded values: what an encoder always gets right is not decoded
+    for record, decoded in zip(records, decode_batch(records, built=True)):
         if record.schema is None:
             continue
-        problems = record.decode_keys() if decoded else (record.structure_errors() or record.decode_all())
+        problems = record.decode_keys(built=True) if decoded else (record.structure_errors() or record.decode_all())
         try:
             name = record.path if record.schema.field("path") else ""
         except ValueFormatError:

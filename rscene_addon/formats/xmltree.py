@@ -157,8 +157,12 @@ def parse(text: str, path: str = "<string>") -> Node:
     parser = xml.parsers.expat.ParserCreate()
     root: list[Node] = []
     stack: list[Node] = []
-    texts: list[list[str]] = []
+    # The text of an element is the join of its character data; most elements get one chunk (buffer_text
+    # hands over whole runs), so only an element with several (text around children, entity references)
+    # keeps a list here: a list per element, joined at its end, was a tenth of parsing
+    chunks: dict[Node, list[str]] = {}
     new_node = Node.__new__
+    push, pop = stack.append, stack.pop
 
     def start(tag, attrs):
         if len(stack) >= MAX_DEPTH:
@@ -172,17 +176,26 @@ def parse(text: str, path: str = "<string>") -> Node:
             stack[-1].children.append(node)
         else:
             root.append(node)
-        stack.append(node)
-        texts.append([])
+        push(node)
 
     def end(tag):
-        node = stack.pop()
-        node.text = "".join(texts.pop())
+        node = pop()
+        if chunks:
+            parts = chunks.pop(node, None)
+            if parts is not None:
+                node.text = "".join(parts)
 
     def data(chunk):
-        if texts:
-            texts[-1].append(chunk)
+        if stack:
+            node = stack[-1]
+            if not node.text:
+                node.text = chunk
+            elif node in chunks:
+                chunks[node].append(chunk)
+            else:
+                chunks[node] = [node.text, chunk]
 
+    parser.buffer_text = True
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = data

@@ -52,8 +52,7 @@ class Record:
         self.changed = True
         self._cache: dict[str, Any] = {}
         self._keys: dict[str, str] = {}
-        self._layout = self.schema.full_layout
-        defaults, derived, eager, required, slots = type(self)._template or _new_template(type(self))
+        defaults, derived, eager, required, slots, self._layout = type(self)._template or _new_template(type(self))
         for name in required:
             if name not in values:
                 raise TypeError(f"{self.tag}: missing required field {name!r}")
@@ -188,16 +187,22 @@ class Record:
                 problems.append(f"field {name!r}: {exc}")
         return self.decode_keys(problems)
 
-    def decode_keys(self, problems: list[str] | None = None) -> list[str]:
-        """Decode the documented ``key=value`` fields into the cache; one message per malformed value."""
+    def decode_keys(self, problems: list[str] | None = None, built: bool = False) -> list[str]:
+        """Decode the documented ``key=value`` fields into the cache; one message per malformed value.
+
+        ``built``: of a record made from values (no source line), skip the fields whose type's text always
+        decodes (``ValueType.built_decodes``): nothing can be wrong with them."""
         problems = [] if problems is None else problems
         cache, field = self._cache, self.schema.field
+        skip = built and self.source is None
         for key in self._keys:
-            if key not in cache and field(key) is not None:
-                try:
-                    self.get(key)
-                except ValueFormatError as exc:
-                    problems.append(str(exc))
+            if key not in cache:
+                f = field(key)
+                if f is not None and not (skip and f.type.built_decodes):
+                    try:
+                        self.get(key)
+                    except ValueFormatError as exc:
+                        problems.append(str(exc))
         return problems
 
     @property
@@ -419,14 +424,16 @@ def paused_gc():
         gc.enable()
 
 
-def decode_batch(records: list[Record]) -> list[bool]:
+def decode_batch(records: list[Record], built: bool = False) -> list[bool]:
     """Split many records and decode their positional fields column by column (the reader's fast path).
 
     Records of one kind and token count are decoded together: one ``decode_column`` per field instead of
     one call per field and record. Returns, per record, whether it is split without structural problems
     and every positional field decoded; the rest (and every record of a group with a malformed value
     anywhere) are left to ``structure_errors``/``decode_all``, which name the line and field.
-    Key fields are not decoded here (``decode_keys``).
+    Key fields are not decoded here (``decode_keys``). ``built``: of the records made from values (no source
+    line: what the non-.rscene readers build), only the fields whose type's text may not decode are (the
+    others are left to ``get``: a check of the values of a 10^5-record world decoded every number again).
     """
     done = [False] * len(records)
     groups: dict[tuple, list[int]] = {}
@@ -438,15 +445,22 @@ def decode_batch(records: list[Record]) -> list[bool]:
         if getattr(record, "_problems", None) or not record._layout:  # built records have none
             continue
         # grouped by class, not schema: a schema's dataclass hash walks all its fields
-        groups.setdefault((type(record), len(record._pos)), []).append(i)
-    for indices in groups.values():
+        groups.setdefault((type(record), len(record._pos), built and record.source is None), []).append(i)
+    for (_, _, trusted), indices in groups.items():
         group = [records[i] for i in indices]
         layout = group[0]._layout
+        if trusted and all(field.type.built_decodes for field in layout):
+            for i in indices:
+                done[i] = True
+            continue
         columns = list(zip(*[record._pos for record in group]))
         names, values, start = [], [], 0
         try:
             for field in layout:
                 span = field.type.span
+                if trusted and field.type.built_decodes:
+                    start += span
+                    continue
                 if span == 1:
                     values.append(field.type.decode_column(columns[start]))
                 else:  # a positional vector is ``span`` numbers, whatever its key form
@@ -467,7 +481,8 @@ def decode_batch(records: list[Record]) -> list[bool]:
 
 def _new_template(cls) -> tuple:
     """(default tokens of the full layout, derived fields, fields whose default does not encode,
-    required names, name -> (type, first token, span) of the full layout), made once per record class:
+    required names, name -> (type, first token, span) of the full layout, the full layout), made once per
+    record class:
     encoding every default anew and walking the layout per field was most of building a record (18
     fields of an ``object``), and building was most of reading a 100k-body world."""
     tokens, derived, eager, required, slots = [], [], [], [], {}
@@ -489,7 +504,7 @@ def _new_template(cls) -> tuple:
                 else:
                     eager.append(field)
         tokens.extend(blank)
-    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required), slots)
+    template = (tuple(tokens), tuple(derived), tuple(eager), tuple(required), slots, cls.schema.full_layout)
     cls._template = template
     return template
 

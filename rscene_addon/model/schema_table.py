@@ -51,7 +51,8 @@ COLLISION_MODE = Name("convex_hull", "original_mesh", "convexify", "primitive", 
 
 def _object_body_mode(record):
     """Older layouts have no body mode: 19 fields say static (fixed) or dynamic; 17 fields are dynamic."""
-    if record.schema.field("fixed") and any(f.name == "fixed" for f in record.layout):
+    # the layout's offsets dict, not a walk of its fields: every new object asks (a tenth of making one)
+    if record.schema.field("fixed") and "fixed" in record.schema.offsets(record.layout):
         return "static" if record.get("fixed") else "dynamic"
     return "dynamic"
 

@@ -202,6 +202,10 @@ class ValueType:
 
     name = "value"
     span = 1
+    # Whether every text ``encode`` makes decodes (a finite number, a flag, escaped text, a listed name, a
+    # uint64): a record built from values then needs no decode of such a field to know it is valid. Not so
+    # for an integer (int32 range), lists (bounds, widths) and the rest.
+    built_decodes = False
 
     def decode(self, raw: str):
         raise NotImplementedError
@@ -242,6 +246,7 @@ class ValueType:
 
 class Text(ValueType):
     name = "text"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_text(raw)
@@ -271,6 +276,7 @@ def decode_number_column(tokens: list[str]) -> list[float]:
 
 class Number(ValueType):
     name = "number"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_number(raw)
@@ -279,7 +285,9 @@ class Number(ValueType):
         return decode_number_column(tokens)
 
     def encode(self, value):
-        return encode_number(value)
+        # a non-zero finite number encoded before (masses, radii: most of a record's numbers) by its text
+        # table first; an equal int or numpy float has the same hash and text
+        return _NUMBER_TEXT.get(value) or encode_number(value)
 
 
 class Integer(ValueType):
@@ -298,6 +306,7 @@ class Group(ValueType):
     """Unsigned 64-bit collision group or mask."""
 
     name = "group"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_int(raw, 0, ALL_GROUPS)
@@ -311,6 +320,7 @@ class Group(ValueType):
 
 class Flag(ValueType):
     name = "flag"
+    built_decodes = True
 
     def decode(self, raw):
         return decode_flag(raw)
@@ -321,6 +331,8 @@ class Flag(ValueType):
 
 class Vec(ValueType):
     """n numbers: n positional tokens, or one comma-packed key value."""
+
+    built_decodes = True
 
     def __init__(self, n: int):
         self.span = n
@@ -334,6 +346,41 @@ class Vec(ValueType):
 
     def encode(self, value):
         return ",".join(encode_numbers(self._check_len(value)))
+
+    def encode_tokens(self, value):
+        # ``_check_len`` and ``encode_numbers`` in one frame: every record made encodes two or three vectors,
+        # and most of them (rotations, sizes) repeat: their text is remembered per tuple
+        # (only vectors without a zero: 0.0 == -0.0 as a key, and "0" is not "-0")
+        cacheable = False
+        if type(value) is tuple:
+            try:
+                cacheable = 0.0 not in value
+            except ValueError:  # an element whose == is not a truth value (an array): float() names it below
+                pass
+        if cacheable:
+            tokens = _VEC_TEXT.get(value)
+            if tokens is not None:
+                return list(tokens)
+        key = value
+        value = tuple(map(float, value))
+        if len(value) != self.span:
+            raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
+        if math.isfinite(sum(value)):
+            get = _NUMBER_TEXT.get
+            tokens = [(get(v) or _encode_nonzero(v)) if v else ("-0" if math.copysign(1.0, v) < 0 else "0")
+                      for v in value]
+        else:
+            tokens = list(map(encode_number, value))
+        if cacheable:
+            if len(_VEC_TEXT) >= _VEC_TEXT_LIMIT:  # unique positions fill it: start again
+                _VEC_TEXT.clear()
+            _VEC_TEXT[key] = tuple(tokens)
+        return tokens
+
+
+# Vec.encode_tokens' table: tuple of numbers without a zero -> its tokens
+_VEC_TEXT: dict[tuple, tuple] = {}
+_VEC_TEXT_LIMIT = 1 << 12
 
 
 class PackedVec(ValueType):
@@ -498,6 +545,7 @@ class Name(ValueType):
     """One of a fixed set of names, matched in any letter case, with aliases."""
 
     name = "name"
+    built_decodes = True
 
     def __init__(self, *names: str, aliases: dict[str, str] | None = None, strict: bool = True):
         self.names = tuple(names)

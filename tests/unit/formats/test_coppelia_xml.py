@@ -216,3 +216,24 @@ def test_writer_from_an_rscene_scene(corpus, tmp_path):
     light = again.of("light")[0]
     assert np.allclose(np.asarray(light.get("direction")) / np.linalg.norm(light.get("direction")),
                        np.asarray(scene.of("light")[0].get("direction")) / np.linalg.norm(scene.of("light")[0].get("direction")))
+
+
+def test_remembered_compose_is_spatial_compose_bit_for_bit():
+    """The reader's _compose (rotation product remembered per pair, compose's shortcuts inline) gives the very
+    doubles of base.spatial.compose, first time and from its table, over awkward poses."""
+    import struct
+
+    def bits(pose):
+        return [struct.pack("<d", v) for part in pose for v in part]
+
+    rng = np.random.default_rng(3)
+    quats = [tf.IDENTITY, tf.record_quat((0.0, 1.0, 0.0, 0.0)), tf.record_quat((1.0, 1e-300, 0.0, 0.0))]
+    quats += [tf.record_quat(tuple(q)) for q in rng.normal(size=(6, 4))]
+    positions = [tf.ORIGIN, (0.0, -0.0, 0.0), (1e308, -1e308, 3.0), (-0.0, 2.5, -7.25)]
+    positions += [tuple(p) for p in rng.normal(size=(4, 3)) * 100]
+    for _ in range(2):  # the second pass reads every rotation from the table
+        for qa in quats:
+            for qb in quats:
+                for pa in positions:
+                    for pb in positions:
+                        assert bits(coppelia_xml._compose((pa, qa), (pb, qb))) == bits(tf.compose((pa, qa), (pb, qb)))

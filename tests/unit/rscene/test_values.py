@@ -161,6 +161,23 @@ def test_vectors_and_colors():
     assert packed.encode_tokens((0.0, 0.15, 0.05)) == ["0,0.15,0.05"]
 
 
+def test_vector_text_table_keeps_what_encode_number_writes():
+    """Vec.encode_tokens remembers the text of a tuple: a repeat gives encode_number's text again, 0.0 and -0.0
+    (equal as keys) keep their own text, and a caller changing the list it got changes nothing remembered."""
+    for vector in [(1.5, 0.25, 3.0), (1.5, 0.0, 3.0), (1.5, -0.0, 3.0), (1.5, 0.25, 3.0), (1.5, -0.0, 3.0),
+                   (1.5, 0.0, 3.0), (1, 2, 3), (1.0, 2.0, 3.0), (np.float64(1e-05), 2.0, 1e300)]:
+        expected = [encode_number(v) for v in vector]
+        first = VEC3.encode_tokens(vector)
+        assert first == expected
+        first[0] = "junk"
+        assert VEC3.encode_tokens(vector) == expected
+    assert VEC3.encode_tokens((1.5, -0.0, 3.0)) == ["1.5", "-0", "3"]
+    with pytest.raises(ValueFormatError):
+        VEC3.encode_tokens((1.0, 2.0))
+    with pytest.raises(ValueFormatError):
+        VEC3.encode_tokens((1.0, math.inf, 2.0))
+
+
 def test_lists():
     assert LIST.decode("0.3,0.15;0").tolist() == [0.3, 0.15, 0.0]  # ',' and ';' are interchangeable
     assert LIST.decode("").size == 0 and LIST.decode("-").size == 0
