@@ -731,7 +731,7 @@ class _Reader:
 
 def loads(text: str, path: str = "<string>") -> Scene:
     """Read CoppeliaSim simple XML text (``path`` names it in errors and anchors relative files)."""
-    return _Reader(path).read(parse(text, path))
+    return _Reader(path).read(parse(text, path, frozen=True))
 
 
 def read(path: str) -> Scene:
