@@ -72,6 +72,8 @@ _DYNAMICS_DONE = frozenset(f"dynamics.{d}" for d in (
     "localInertiaFrame.euler", "material.engines.bullet.friction"))
 
 
+_VISIT_CONSUMED = frozenset(("common.alias", "common.name", "common.localFrame.position", "common.localFrame.euler"))
+_HANDLERS = {tag: "read_" + tag for tag in OBJECT_TAGS}
 _SEPARATORS = re.compile(r"[,\s]+")
 _SCRIPT_TAGS = ("childScript", "customizationScript")
 
@@ -144,6 +146,26 @@ def _compose(a: tuple, b: tuple) -> tuple:
     if x == 0.0 and y == 0.0 and z == 0.0 and all(map(math.isfinite, qa)):
         return (pa[0] + 0.0 + 0.0, pa[1] + 0.0 + 0.0, pa[2] + 0.0 + 0.0), quat
     return compose(a, b)[0], quat
+
+
+def _plain_common(common: Node) -> bool:
+    """Whether a ``<common>`` holds nothing but what ``visit`` reads: an ``<alias>`` or ``<name>`` and a
+    ``<localFrame>`` of a ``<position>`` and an ``<euler>``, each once, none with children."""
+    seen = set()
+    for child in common.children:
+        tag = child.tag
+        if tag in seen:
+            return False
+        seen.add(tag)
+        if tag == "localFrame":
+            inner = set()
+            for part in child.children:
+                if part.tag not in ("position", "euler") or part.tag in inner or part.children:
+                    return False
+                inner.add(part.tag)
+        elif tag not in ("alias", "name") or child.children:
+            return False
+    return True
 
 
 def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
@@ -234,6 +256,13 @@ class _Reader:
         """The pose of a ``localFrame`` element (identity when absent)."""
         if node is None:
             return ORIGIN, IDENTITY
+        children = node.children
+        if len(children) == 2:  # the usual <position> then <euler>, both well formed: no finds, no checks
+            first, second = children
+            if first.tag == "position" and second.tag == "euler":
+                position, euler = _floats(first.text), _floats(second.text)
+                if position is not None and euler is not None and len(position) == 3 and len(euler) == 3:
+                    return position, _euler_quat(euler)
         position = self.numbers(node, "position", 3, ORIGIN)
         euler = self.numbers(node, "euler", 3, (0.0, 0.0, 0.0))
         return tuple(position), _euler_quat(euler)
@@ -321,8 +350,8 @@ class _Reader:
         path = self.paths.take(sanitize_name(alias or "", node.tag), parent_path)
         local = self.frame(common.find("localFrame") if common is not None else None)
         world = _compose(parent_world, local)
-        consumed = {"common.alias", "common.name", "common.localFrame.position", "common.localFrame.euler"}
-        handler = getattr(self, "read_" + node.tag)
+        consumed = set(_VISIT_CONSUMED)
+        handler = getattr(self, _HANDLERS[node.tag])
         record, record_world, extras = handler(node, path, world, parent, consumed)
         if record is not None:
             if parent is not None and record.schema.field("parentGroupId") is not None:
@@ -331,6 +360,8 @@ class _Reader:
             if alias is not None and leaf_name(path) != alias:
                 set_extra(record, "coppeliaAlias", alias)
             self.scripts(record, node, consumed)
+            if common is not None and _plain_common(common):
+                consumed.add("common")  # all of it read above: leftovers() need not walk it
             self.leftovers(record, node, consumed)
             self.scene.add(record)
             for extra_record in extras:
@@ -731,7 +762,7 @@ class _Reader:
 
 def loads(text: str, path: str = "<string>") -> Scene:
     """Read CoppeliaSim simple XML text (``path`` names it in errors and anchors relative files)."""
-    return _Reader(path).read(parse(text, path))
+    return _Reader(path).read(parse(text, path, frozen=True))
 
 
 def read(path: str) -> Scene:
