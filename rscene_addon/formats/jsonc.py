@@ -181,11 +181,8 @@ def _parse_fast(text: str):
 
 def _check_values(value, path: str, strings: bool = True) -> None:
     """Reject NaN, infinities, integers beyond 64 bits (Python's json accepts them), strings holding lone
-    surrogates (``"\\ud800"``: not text; ``strings=False``: none can be there) and nesting deeper than
-    MAX_DEPTH. No recursion."""
-    if not strings:
-        _check_numbers(value, path)
-        return
+    surrogates (``"\\ud800"``: not text) and nesting deeper than MAX_DEPTH. No recursion. ``strings=False``:
+    the text is known to hold none, so no string is visited (half the walk of a 10^5-actor scene)."""
     stack = [(value, 1, 1)]
     while stack:
         value, line, depth = stack.pop()
@@ -194,37 +191,18 @@ def _check_values(value, path: str, strings: bool = True) -> None:
                 raise FormatError(Diagnostic(path, line, "", f"objects and arrays nested deeper than {MAX_DEPTH} levels"))
             if isinstance(value, dict):
                 line = getattr(value, "line", line) or line
-                for key, item in value.items():
-                    if not key.isascii():
-                        _check_text(key, path, line)
-                    if isinstance(item, (dict, list)) or (isinstance(item, str) and not item.isascii()) or \
-                            isinstance(item, (int, float)):  # an ASCII string or a bool/None needs no visit
-                        stack.append((item, line, depth + 1))
-            else:
-                stack.extend((item, line, depth + 1) for item in value)
-        elif isinstance(value, str):
-            _check_text(value, path, line)
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise FormatError(Diagnostic(path, line, "", f"number {value!r} is not finite"))
-        elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
-            raise FormatError(Diagnostic(path, line, "", f"integer {value} is out of range"))
-
-
-def _check_numbers(value, path: str) -> None:
-    """``_check_values`` of a value whose strings are known to be text: the same walk and errors, no string
-    visited (half the walk of a 10^5-actor scene)."""
-    stack = [(value, 1, 1)]
-    while stack:
-        value, line, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > MAX_DEPTH:
-                raise FormatError(Diagnostic(path, line, "", f"objects and arrays nested deeper than {MAX_DEPTH} levels"))
-            if isinstance(value, dict):
-                line = getattr(value, "line", line) or line
+                if strings:
+                    for key in value:
+                        if not key.isascii():
+                            _check_text(key, path, line)
                 items = value.values()
             else:
                 items = value
-            stack.extend([(item, line, depth + 1) for item in items if isinstance(item, (dict, list, int, float))])
+            # an ASCII string or None cannot fail: not visited
+            stack.extend([(item, line, depth + 1) for item in items if isinstance(item, (dict, list, int, float))
+                          or (strings and isinstance(item, str) and not item.isascii())])
+        elif isinstance(value, str):
+            _check_text(value, path, line)
         elif isinstance(value, float) and not math.isfinite(value):
             raise FormatError(Diagnostic(path, line, "", f"number {value!r} is not finite"))
         elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:

@@ -145,25 +145,32 @@ def test_both_backends_settle_every_shape_in_the_same_place(tmp_path):
     assert np.abs(ref.position[-1, :, 2] - ref.position[0, :, 2]).max() > 0.2  # they fell and landed
 
 
+def _pebbles_and_boxes(folder, rng, n, spread):
+    """n shapes at random poses within +-spread (every fourth a box, the others pebbles): their numpy World
+    and every pair of its geoms."""
+    mesh = _pebble(folder)
+    lines = header()
+    for i in range(n):
+        q = rng.normal(size=4)
+        kind = "box" if i % 4 == 3 else "mesh"
+        kw = dict(mesh=mesh) if kind == "mesh" else SHAPES["box"]
+        lines.append(obj(f"/World/H{i}", kind, pos=rng.uniform(-spread, spread, 3), quat=q / np.linalg.norm(q),
+                         **kw))
+    w = World.from_scene(scene_from(lines), backend="numpy")
+    G = w.model.num_geoms
+    return w, np.array([(a, b) for a in range(G) for b in range(a + 1, G)], np.int64)
+
+
 @needs_numba
 def test_pruned_hull_sat_gives_the_numpy_contacts_pose_by_pose(tmp_path):
     """The compiled hull SAT skips face and edge axes by bounds (inradius balls, edge supports); the numpy
     reference projects every face and every Minkowski-face edge pair. Pebbles against pebbles and boxes
     at random poses around touching (apart, grazing, overlapping), each pair alone: the same contacts."""
     from rscene_addon.sim.kernels import convex, narrow, terrain
-    mesh = _pebble(str(tmp_path))
     rng = np.random.default_rng(5)
-    lines = header()
-    for i in range(60):
-        q = rng.normal(size=4)
-        kind = "box" if i % 4 == 3 else "mesh"
-        kw = dict(mesh=mesh) if kind == "mesh" else SHAPES["box"]
-        lines.append(obj(f"/World/H{i}", kind, pos=rng.uniform(-0.5, 0.5, 3), quat=q / np.linalg.norm(q), **kw))
-    w = World.from_scene(scene_from(lines), backend="numpy")
+    w, pairs = _pebbles_and_boxes(str(tmp_path), rng, 60, 0.5)
     m = w.model
     pos, rot = w.geom_poses()
-    G = m.num_geoms
-    pairs = np.array([(a, b) for a in range(G) for b in range(a + 1, G)], np.int64)
     margins = rng.uniform(0.0, 0.05, len(pairs))
     ref = collide(m, Frames(m, pos, rot), pairs, margins, 4)
     polys = convex.pack(m.geom_poly)
@@ -182,19 +189,11 @@ def test_cached_separating_axes_change_no_contact_as_hulls_move(tmp_path):
     with the cache carried along, the contacts of every call are those of a fresh pack (no cache) to the
     bit, and on the last call those of the numpy reference."""
     from rscene_addon.sim.kernels import convex, narrow, terrain
-    mesh = _pebble(str(tmp_path))
     rng = np.random.default_rng(11)
-    lines = header()
-    for i in range(40):
-        q = rng.normal(size=4)
-        kind = "box" if i % 4 == 3 else "mesh"
-        kw = dict(mesh=mesh) if kind == "mesh" else SHAPES["box"]
-        lines.append(obj(f"/World/H{i}", kind, pos=rng.uniform(-0.45, 0.45, 3), quat=q / np.linalg.norm(q), **kw))
-    w = World.from_scene(scene_from(lines), backend="numpy")
+    w, pairs = _pebbles_and_boxes(str(tmp_path), rng, 40, 0.45)
     m = w.model
     pos, rot = (np.ascontiguousarray(a) for a in w.geom_poses())
     G = m.num_geoms
-    pairs = np.array([(a, b) for a in range(G) for b in range(a + 1, G)], np.int64)
     margins = np.full(len(pairs), 0.02)
     kept = convex.pack(m.geom_poly)
     hfs = terrain.pack(m.geom_hfield)
