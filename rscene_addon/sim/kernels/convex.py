@@ -83,10 +83,10 @@ def largest(polys):
 
 
 @njit(cache=True)
-def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
-    """Polytope k at geom g's pose: vertices, face normals and offsets, edge directions (into the
-    scratch arrays). Returns (vertices, faces, directions)."""
-    (_, v_start, verts, f_start, normals, offsets, _, _, _, _, _, d_start, dirs, _, _, _, _, _, _, _) = polys
+def world_poly(k, g, pos, rot, v_start, verts, f_start, normals, offsets, d_start, dirs, wv, wn, wo, wd):
+    """Polytope k at geom g's pose: vertices, face normals and offsets, edge directions (into wv, wn, wo,
+    wd). Returns (vertices, faces, directions). The packed arrays come one by one, not as ``pack``'s tuple:
+    numba counts a reference to every array of a tuple on each call, which cost more than the work."""
     nv = v_start[k + 1] - v_start[k]
     for i in range(nv):
         v = verts[v_start[k] + i]
@@ -110,7 +110,8 @@ def world_poly(polys, k, pos, rot, g, wv, wn, wo, wd):
 def posed_cache(polys, G):
     """Per-geom runs for the world data of every geom's polytope in one narrowphase call: (vertex, face and
     direction run starts (G + 1,), done (G,), vertices, normals, offsets, directions), filled on a geom's
-    first pair (``posed``), so a hull in many pairs turns into the world once, not once per pair."""
+    first pair (``world_poly``, by ``narrow.shape_contacts``), so a hull in many pairs turns into the world
+    once, not once per pair."""
     poly_of, v_start, f_start, d_start = polys[0], polys[1], polys[3], polys[11]
     gv = np.zeros(G + 1, np.int64)
     gf = np.zeros(G + 1, np.int64)
@@ -123,18 +124,6 @@ def posed_cache(polys, G):
         gv[g + 1], gf[g + 1], gd[g + 1] = gv[g] + nv, gf[g] + nf, gd[g] + nd
     return (gv, gf, gd, np.zeros(G, np.bool_), np.empty((gv[G], 3)), np.empty((gf[G], 3)), np.empty(gf[G]),
             np.empty((gd[G], 3)))
-
-
-@njit(cache=True)
-def posed(polys, wc, pos, rot, g):
-    """Geom g's polytope in the world (``world_poly``'s arithmetic, done once per call): (vertices, normals,
-    offsets, directions, and their counts)."""
-    gv, gf, gd, done, WV, WN, WO, WD = wc
-    wv, wn, wo, wd = WV[gv[g]:gv[g + 1]], WN[gf[g]:gf[g + 1]], WO[gf[g]:gf[g + 1]], WD[gd[g]:gd[g + 1]]
-    if not done[g]:
-        world_poly(polys, polys[0][g], pos, rot, g, wv, wn, wo, wd)
-        done[g] = True
-    return wv, wn, wo, wd, gv[g + 1] - gv[g], gf[g + 1] - gf[g], gd[g + 1] - gd[g]
 
 
 @njit(cache=True)
@@ -299,11 +288,10 @@ def _face_gap(wv, nv, wn, wo, f):
 
 
 @njit(cache=True)
-def _edge_gap(e, f, polys, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay, caz):
+def _edge_gap(e, f, edges, edge_dir_of, edge_faces, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay, caz):
     """The separation along the axis of A's edge e and B's edge f as ``polytope_pair``'s edge search has it
     (the same arithmetic), or -inf where that search never projects the pair (arcs that do not cross on
     the Gauss maps, parallel edges)."""
-    edges, edge_dir_of, edge_faces = polys[9], polys[10], polys[17]
     a1, a2 = wna[edge_faces[e, 0]], wna[edge_faces[e, 1]]
     b1, b2 = wnb[edge_faces[f, 0]], wnb[edge_faces[f, 1]]
     xa0, xa1, xa2 = a2[1] * a1[2] - a2[2] * a1[1], a2[2] * a1[0] - a2[0] * a1[2], a2[0] * a1[1] - a2[1] * a1[0]
@@ -334,18 +322,17 @@ LOW = (1 << 24) - 1
 
 
 @njit(cache=True)
-def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep, count):
+def polytope_pair(p, ga, gb, ka, kb, wva, wna, woa, wda, wvb, wnb, wob, wdb, pos, rot, cen, inr, f_start, fv_start,
+                  fv, e_start, edges, edge_dir_of, edge_faces, ia, ib, axes, margin, max_points, poly, ref, tmp, seps,
+                  ok, keep, dmin, keep_a, keep_b, xa, xb, fd, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.polytope_polytope``: SAT (face axes, and edge axes of the edge pairs that form faces
     of the Minkowski difference), then one edge-edge midpoint or the incident face clipped by the
-    reference face, normal A->B; ``wc``: ``posed_cache``."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, edge_dir_of, _, _, _, _, _, _, _, _, _) = polys
-    poly, ref, tmp, seps, ok, keep, dmin = sc[8:15]
-    ka, kb = poly_of[ga], poly_of[gb]
-    wva, wna, woa, wda, nva, nfa, nda = posed(polys, wc, pos, rot, ga)
-    wvb, wnb, wob, wdb, nvb, nfb, ndb = posed(polys, wc, pos, rot, gb)
+    reference face, normal A->B. Geoms ga, gb hold polytopes ka, kb (``pack``'s arrays, given one by one),
+    posed in the world as wv*, wn*, wo*, wd* (vertices, face normals and offsets, edge directions: runs of
+    ``posed_cache``); ia, ib: their rows in the axis cache ``axes`` (-1: none); then ``scratch``'s buffers."""
+    nva, nfa, nvb, nfb = wva.shape[0], wna.shape[0], wvb.shape[0], wnb.shape[0]
     # Each polytope holds the ball of its inradius rho about its centre c: that bounds every axis's
     # separation from above (faces: ``_face_sep``; edges: below), which skips most projections.
-    cen, inr, edge_faces = polys[15], polys[16], polys[17]
     cax, cay, caz = pos[ga, 0], pos[ga, 1], pos[ga, 2]
     cbx, cby, cbz = pos[gb, 0], pos[gb, 1], pos[gb, 2]
     dcx, dcy, dcz = pos[gb, 0] - cax, pos[gb, 1] - cay, pos[gb, 2] - caz
@@ -365,8 +352,6 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
     # search below would project) is tried first: piles at rest keep their gaps, so most separated pairs
     # end here. Any such axis beyond the margin means no contact whatever the rest finds (the face and
     # edge searches stop at the first axis past the margin), so the outcome is the same.
-    slot_of, axes = polys[18], polys[19]
-    ia, ib = slot_of[ga], slot_of[gb]
     cached = ia >= 0 and ib >= 0
     if cached:
         code = axes[ia, ib]
@@ -377,7 +362,8 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
         elif kind == FACE_B:
             gap = _face_gap(wva, nva, wnb, wob, i)
         elif kind == EDGES:
-            gap = _edge_gap(i, j, polys, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay, caz)
+            gap = _edge_gap(i, j, edges, edge_dir_of, edge_faces, wva, wna, wda, nva, wvb, wnb, wdb, nvb, cax, cay,
+                            caz)
         if gap > margin:
             return count
     sa, fa = _face_sep(wvb, nvb, wna, woa, nfa, cbx, cby, cbz, inr[kb] - tol, margin)
@@ -403,7 +389,6 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
     # the best so far, and a pair whose axis does not, skip their projections (the same maximum and the
     # same first pair reaching it).
     rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
-    keep_a, keep_b, xa, xb, fd = sc[15], sc[16], sc[17], sc[18], sc[19]
     n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, woa, nfa, dcx, dcy, dcz, best_edge + rho,
                      cbx, cby, cbz, best_edge + inr[kb] - tol, keep_a, xa, fd)
     n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, wob, nfb, -dcx, -dcy, -dcz, best_edge + rho,
@@ -503,12 +488,11 @@ def polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pa
 
 
 @njit(cache=True)
-def convex_plane(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n, out_sep,
-                 count):
-    """Hull vertices below the margin over a plane, normal -n."""
-    pts, seps, ok, keep, dmin = sc[8], sc[11], sc[12], sc[13], sc[14]
+def convex_plane(p, wva, gb, pos, rot, margin, max_points, pts, seps, ok, keep, dmin, out_pair, out_pt, out_n,
+                 out_sep, count):
+    """Hull vertices wva (posed) below the margin over plane gb, normal -n; then ``scratch``'s buffers."""
+    nv = wva.shape[0]
     nx, ny, nz, d = plane_of(pos, rot, gb)
-    wva, _, _, _, nv, _, _ = posed(polys, wc, pos, rot, ga)
     for i in range(nv):
         seps[i] = wva[i, 0] * nx + wva[i, 1] * ny + wva[i, 2] * nz - d
         ok[i] = seps[i] < margin
@@ -566,11 +550,11 @@ def closest_on_triangle(px, py, pz, a, b, c):
 
 
 @njit(cache=True)
-def sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count):
-    """The face plane the centre is farthest outside; inside: that face, else the nearest triangle point."""
-    k = polys[0][gb]
-    t_start, tris = polys[13], polys[14]
-    wv, wn, wo, _, _, nf, _ = posed(polys, wc, pos, rot, gb)
+def sphere_polytope(p, ga, k, wv, wn, wo, t_start, tris, pos, size, margin, out_pair, out_pt, out_n, out_sep,
+                    count):
+    """Sphere ga against polytope k posed as wv, wn, wo (vertices, face normals and offsets): the face plane
+    the centre is farthest outside; inside: that face, else the nearest triangle point."""
+    nf = wn.shape[0]
     cx, cy, cz, r = pos[ga, 0], pos[ga, 1], pos[ga, 2], size[ga, 0]
     best, f = _farthest_face(wn, wo, nf, cx, cy, cz)
     if best - r > margin:
@@ -595,13 +579,11 @@ def sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_
 
 
 @njit(cache=True)
-def capsule_polytope(p, gc, gp, polys, wc, pos, rot, size, margin, sign, out_pair, out_pt, out_n, out_sep,
-                     count):
-    """``narrowphase.capsule_polytope_one`` (capsule gc against polytope gp); the normals are
-    ``sign`` times polytope->capsule."""
-    (poly_of, _, _, f_start, _, _, fv_start, fv, e_start, edges, _, _, _, _, _, _, _, _, _, _) = polys
-    k = poly_of[gp]
-    wv, wn, wo, wd, nv, nf, nd = posed(polys, wc, pos, rot, gp)
+def capsule_polytope(p, gc, k, wv, wn, wo, wd, f_start, fv_start, fv, e_start, edges, pos, rot, size, margin, sign,
+                     out_pair, out_pt, out_n, out_sep, count):
+    """``narrowphase.capsule_polytope_one`` (capsule gc against polytope k posed as wv, wn, wo, wd); the
+    normals are ``sign`` times polytope->capsule."""
+    nv, nf, nd = wv.shape[0], wn.shape[0], wd.shape[0]
     e = segment(pos, rot, size, gc)
     ax, ay, az, bx, by, bz = e
     r = size[gc, 0]

@@ -16,61 +16,6 @@ from .contacts import box_contacts
 
 
 @njit(cache=True)
-def _one(p, ga, gb, ta, tb, pos, rot, size, margin, max_points, polys, wc, hfs, sc, pl, out_pair, out_pt, out_n,
-         out_sep, count):
-    """The contacts of pair p, geoms ordered by type (ta <= tb), normals a->b. Constants passed on are
-    typed (``np.bool_(True)``): numba compiles a callee once more for every literal it is called with."""
-    pts, sep, ok, keep, dmin = pl
-    if ta == SPHERE:
-        if tb == SPHERE:
-            return prim.sphere_sphere(p, ga, gb, pos, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == BOX:
-            return prim.sphere_box(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == CAPSULE:
-            return prim.sphere_capsule(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == CYLINDER:
-            return prim.sphere_cylinder(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == CONVEX:
-            return convex.sphere_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, out_pair, out_pt, out_n,
-                                          out_sep, count)
-        if tb == PLANE:
-            return prim.sphere_plane(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == HEIGHTFIELD:
-            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(True), margin, max_points, out_pair,
-                                             out_pt, out_n, out_sep, count)
-        return count
-    if ta == CAPSULE:
-        if tb == CAPSULE:
-            return prim.capsule_capsule(p, ga, gb, pos, rot, size, margin, out_pair, out_pt, out_n, out_sep, count)
-        if tb == CYLINDER or tb == CONVEX:
-            return convex.capsule_polytope(p, ga, gb, polys, wc, pos, rot, size, margin, np.float64(-1.0), out_pair,
-                                           out_pt, out_n, out_sep, count)
-        if tb == PLANE:
-            return prim.capsule_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,
-                                      out_pair, out_pt, out_n, out_sep, count)
-        if tb == HEIGHTFIELD:
-            return terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(False), margin, max_points, out_pair,
-                                             out_pt, out_n, out_sep, count)
-        return count
-    if ta == BOX and tb == CAPSULE:  # the capsule is b: polytope->capsule is a->b
-        return convex.capsule_polytope(p, gb, ga, polys, wc, pos, rot, size, margin, np.float64(1.0), out_pair, out_pt,
-                                       out_n, out_sep, count)
-    if ta == CYLINDER and tb == PLANE:
-        return prim.cylinder_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep, ok, keep, dmin,
-                                   out_pair, out_pt, out_n, out_sep, count)
-    if ta == CONVEX and tb == PLANE:
-        return convex.convex_plane(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
-                                   out_sep, count)
-    if tb == HEIGHTFIELD and ta != PLANE:
-        return terrain.polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc, out_pair,
-                                            out_pt, out_n, out_sep, count)
-    if tb == BOX or tb == CYLINDER or tb == CONVEX:  # box, cylinder prism and hull among themselves
-        return convex.polytope_pair(p, ga, gb, polys, wc, pos, rot, margin, max_points, sc, out_pair, out_pt, out_n,
-                                    out_sep, count)
-    return count
-
-
-@njit(cache=True)
 def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs, big):
     """(pair index (C,), point (C, 3), normal (C, 3), separation (C,)) of candidate pairs (P, 2) of any
     shapes; ``polys``/``hfs``: ``convex.pack`` / ``terrain.pack``; ``big``: ``convex.largest``."""
@@ -101,37 +46,100 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
     per = max(2, max_points)
     r_pair, r_pt, r_n, r_sep = np.empty(no * per, np.int64), np.empty((no * per, 3)), np.empty((no * per, 3)), \
         np.empty(no * per)
+    # Each kernel gets only the arrays it reads, one by one: numba counts a reference to every array a call
+    # passes (each of a tuple's too), and through one dispatcher taking them all that cost more per pair
+    # than a sphere pair's whole test.
     sc = convex.scratch(big)
-    wc = convex.posed_cache(polys, types.shape[0])  # each geom's polytope turned into the world once
-    pl = (np.empty((8, 3)), np.empty(8), np.empty(8, np.bool_), np.empty(8, np.bool_), np.empty(8))
-    slot_of, axes = polys[18], polys[19]
-    gv, gf, WV, WN, WO = wc[0], wc[1], wc[4], wc[5], wc[6]
+    poly, ref, tmp, seps, ok, keep, dmin, keep_a, keep_b, xa, xb, fd = sc[8:]
+    (poly_of, v_start, verts, f_start, normals, offsets, fv_start, fv, e_start, edges, edge_dir_of, d_start, dirs,
+     t_start, tris, cen, inr, edge_faces, slot_of, axes) = polys
+    # each geom's polytope turned into the world once (``convex.world_poly``, on its first pair)
+    gv, gf, gd, done, WV, WN, WO, WD = convex.posed_cache(polys, types.shape[0])
+    pts, sep8, ok8, keep8, dmin8 = np.empty((8, 3)), np.empty(8), np.empty(8, np.bool_), np.empty(8, np.bool_), \
+        np.empty(8)
     nr = 0
     for i in range(no):
         p = other[i]
         g0, g1 = pairs[p, 0], pairs[p, 1]
         t0, t1 = types[g0], types[g1]
         swap = t0 > t1
-        ga, gb = (g1, g0) if swap else (g0, g1)
-        if slot_of[ga] >= 0 and slot_of[gb] >= 0:
-            # two polytopes (``convex.polytope_pair``; box-box pairs are not here) whose last separating axis was a face (``convex.polytope_pair``'s cache): that
-            # face's test here, on the posed arrays by index, spares most separated pairs the whole call
-            code = axes[slot_of[ga], slot_of[gb]]
-            kind = code >> 48
-            if kind == convex.FACE_A or kind == convex.FACE_B:
-                f = (code >> 24) & convex.LOW
-                gn, gw = (ga, gb) if kind == convex.FACE_A else (gb, ga)  # the face's polytope, the other one
-                convex.posed(polys, wc, pos, rot, gn)
-                convex.posed(polys, wc, pos, rot, gw)
-                k = gf[gn] + f
-                lo = np.inf
-                for v in range(gv[gw], gv[gw + 1]):
-                    lo = min(lo, WV[v, 0] * WN[k, 0] + WV[v, 1] * WN[k, 1] + WV[v, 2] * WN[k, 2])
-                if lo - WO[k] > margins[p]:
-                    continue
+        ga, gb = (g1, g0) if swap else (g0, g1)  # ordered by type: ta <= tb, normals a->b
+        ta, tb = min(t0, t1), max(t0, t1)
+        margin = margins[p]
+        posing = not (tb == HEIGHTFIELD or (ta == SPHERE and tb != CONVEX) or (ta == CYLINDER and tb == PLANE))
+        for g in (ga, gb):
+            if posing and poly_of[g] >= 0 and not done[g]:
+                convex.world_poly(poly_of[g], g, pos, rot, v_start, verts, f_start, normals, offsets, d_start, dirs,
+                                  WV[gv[g]:gv[g + 1]], WN[gf[g]:gf[g + 1]], WO[gf[g]:gf[g + 1]], WD[gd[g]:gd[g + 1]])
+                done[g] = True
         start = nr
-        nr = _one(p, ga, gb, min(t0, t1), max(t0, t1), pos, rot, size, margins[p], max_points, polys, wc, hfs, sc,
-                  pl, r_pair, r_pt, r_n, r_sep, nr)
+        if ta == SPHERE:
+            if tb == SPHERE:
+                nr = prim.sphere_sphere(p, ga, gb, pos, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == BOX:
+                nr = prim.sphere_box(p, ga, gb, pos, rot, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == CAPSULE:
+                nr = prim.sphere_capsule(p, ga, gb, pos, rot, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == CYLINDER:
+                nr = prim.sphere_cylinder(p, ga, gb, pos, rot, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == CONVEX:
+                nr = convex.sphere_polytope(p, ga, poly_of[gb], WV[gv[gb]:gv[gb + 1]], WN[gf[gb]:gf[gb + 1]],
+                                            WO[gf[gb]:gf[gb + 1]], t_start, tris, pos, size, margin, r_pair, r_pt,
+                                            r_n, r_sep, nr)
+            elif tb == PLANE:
+                nr = prim.sphere_plane(p, ga, gb, pos, rot, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == HEIGHTFIELD:
+                nr = terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(True), margin, max_points,
+                                               r_pair, r_pt, r_n, r_sep, nr)
+        elif ta == CAPSULE:
+            if tb == CAPSULE:
+                nr = prim.capsule_capsule(p, ga, gb, pos, rot, size, margin, r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == CYLINDER or tb == CONVEX:
+                nr = convex.capsule_polytope(p, ga, poly_of[gb], WV[gv[gb]:gv[gb + 1]], WN[gf[gb]:gf[gb + 1]],
+                                             WO[gf[gb]:gf[gb + 1]], WD[gd[gb]:gd[gb + 1]], f_start, fv_start, fv,
+                                             e_start, edges, pos, rot, size, margin, np.float64(-1.0), r_pair, r_pt,
+                                             r_n, r_sep, nr)
+            elif tb == PLANE:
+                nr = prim.capsule_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep8, ok8, keep8, dmin8,
+                                        r_pair, r_pt, r_n, r_sep, nr)
+            elif tb == HEIGHTFIELD:
+                nr = terrain.round_heightfield(p, ga, gb, hfs, pos, rot, size, np.bool_(False), margin, max_points,
+                                               r_pair, r_pt, r_n, r_sep, nr)
+        elif ta == BOX and tb == CAPSULE:  # the capsule is b: polytope->capsule is a->b
+            nr = convex.capsule_polytope(p, gb, poly_of[ga], WV[gv[ga]:gv[ga + 1]], WN[gf[ga]:gf[ga + 1]],
+                                         WO[gf[ga]:gf[ga + 1]], WD[gd[ga]:gd[ga + 1]], f_start, fv_start, fv, e_start,
+                                         edges, pos, rot, size, margin, np.float64(1.0), r_pair, r_pt, r_n, r_sep, nr)
+        elif ta == CYLINDER and tb == PLANE:
+            nr = prim.cylinder_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep8, ok8, keep8, dmin8,
+                                     r_pair, r_pt, r_n, r_sep, nr)
+        elif ta == CONVEX and tb == PLANE:
+            nr = convex.convex_plane(p, WV[gv[ga]:gv[ga + 1]], gb, pos, rot, margin, max_points, sc[8], sc[11], sc[12],
+                                     sc[13], sc[14], r_pair, r_pt, r_n, r_sep, nr)
+        elif tb == HEIGHTFIELD and ta != PLANE:
+            nr = terrain.polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc, r_pair, r_pt,
+                                              r_n, r_sep, nr)
+        elif tb == BOX or tb == CYLINDER or tb == CONVEX:  # box, cylinder prism and hull among themselves
+            ia, ib = slot_of[ga], slot_of[gb]
+            if ia >= 0 and ib >= 0:
+                # the pair's last separating axis (``convex.polytope_pair``'s cache) when a face: its test here
+                # spares most separated pairs the whole call
+                code = axes[ia, ib]
+                kind = code >> 48
+                if kind == convex.FACE_A or kind == convex.FACE_B:
+                    f = (code >> 24) & convex.LOW
+                    gn, gw = (ga, gb) if kind == convex.FACE_A else (gb, ga)  # the face's polytope, the other one
+                    k = gf[gn] + f
+                    lo = np.inf
+                    for v in range(gv[gw], gv[gw + 1]):
+                        lo = min(lo, WV[v, 0] * WN[k, 0] + WV[v, 1] * WN[k, 1] + WV[v, 2] * WN[k, 2])
+                    if lo - WO[k] > margin:
+                        continue
+            nr = convex.polytope_pair(p, ga, gb, poly_of[ga], poly_of[gb], WV[gv[ga]:gv[ga + 1]], WN[gf[ga]:gf[ga + 1]],
+                                      WO[gf[ga]:gf[ga + 1]], WD[gd[ga]:gd[ga + 1]], WV[gv[gb]:gv[gb + 1]],
+                                      WN[gf[gb]:gf[gb + 1]], WO[gf[gb]:gf[gb + 1]], WD[gd[gb]:gd[gb + 1]], pos, rot,
+                                      cen, inr, f_start, fv_start, fv, e_start, edges, edge_dir_of, edge_faces, ia, ib,
+                                      axes, margin, max_points, poly, ref, tmp, seps, ok, keep, dmin, keep_a, keep_b,
+                                      xa, xb, fd, r_pair, r_pt, r_n, r_sep, nr)
         if swap:
             for c in range(start, nr):
                 for x in range(3):

@@ -255,7 +255,8 @@ def polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc
                          out_sep, count):
     k = hfs[0][gb]
     wv, wn, wo, wd = sc[0], sc[1], sc[2], sc[3]
-    nv, nf, _ = world_poly(polys, polys[0][ga], pos, rot, ga, wv, wn, wo, wd)
+    nv, nf, _ = world_poly(polys[0][ga], ga, pos, rot, polys[1], polys[2], polys[3], polys[4], polys[5], polys[11],
+                           polys[12], wv, wn, wo, wd)
     prm = hfs[1]
     x0, y0, dx, dy, nx, ny = prm[k, 0], prm[k, 1], prm[k, 2], prm[k, 3], int(prm[k, 4]), int(prm[k, 5])
     lo = np.empty(3)
