@@ -140,13 +140,19 @@ def _farthest_face(wn, wo, nf, cx, cy, cz):
 
 
 @njit(cache=True)
-def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a, cx, cy, cz, room, margin):
+def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a, cx, cy, cz, room, margin, fd):
     """max over A's faces of (min over B's vertices of n . v) - offset, and that face (the first of equals);
     stops early once beyond the margin (then no contact, whichever face). B holds the ball of radius rho
     about c, so a face separates by at most n . c - rho - offset: first the face of the highest bound is
     projected, then only the faces whose bound (``room``: rho less rounding) reaches its separation, since
-    no other can be the maximum (the same maximum and the same face with most projections skipped)."""
-    _, f0 = _farthest_face(wn_a, wo_a, nf_a, cx, cy, cz)
+    no other can be the maximum (the same maximum and the same face with most projections skipped).
+    ``fd``: each face's n . c - offset (``_farthest_face``'s arithmetic), kept for ``_arc_edges``."""
+    f0 = 0
+    top = -np.inf
+    for i in range(nf_a):
+        fd[i] = wn_a[i, 0] * cx + wn_a[i, 1] * cy + wn_a[i, 2] * cz - wo_a[i]
+        if fd[i] > top:
+            top, f0 = fd[i], i
     lo = np.inf
     for i in range(nv_b):
         lo = min(lo, wv_b[i, 0] * wn_a[f0, 0] + wv_b[i, 1] * wn_a[f0, 1] + wv_b[i, 2] * wn_a[f0, 2])
@@ -156,7 +162,7 @@ def _face_sep(wv_b, nv_b, wn_a, wo_a, nf_a, cx, cy, cz, room, margin):
     best = -np.inf
     fa = 0
     for f in range(nf_a):
-        if f != f0 and wn_a[f, 0] * cx + wn_a[f, 1] * cy + wn_a[f, 2] * cz - wo_a[f] - room < floor:
+        if f != f0 and fd[f] - room < floor:
             continue
         lo = np.inf
         for i in range(nv_b):
@@ -220,21 +226,22 @@ def clip(poly, n_poly, ref, n_ref, nx, ny, nz, tmp):
 
 @njit(cache=True)
 def scratch(big):
-    """Two polytopes' world data, the clipping buffers and the edge lists of ``polytope_pair`` for
-    polytopes of at most ``big`` of anything."""
+    """For polytopes of at most ``big`` of anything: one polytope's world data (vertices, normals, offsets,
+    directions), then ``polytope_pair``'s clipping buffers (poly, ref, tmp, seps, ok, keep, dmin), edge
+    lists (keep_a, keep_b, xa, xb) and face bounds (fd_a, fd_b)."""
     n = big + 1
     return (np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
-            np.empty((n, 3)), np.empty((n, 3)), np.empty(n), np.empty((n, 3)),
             np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty((4 * n + 8, 3)), np.empty(4 * n + 8),
             np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8, np.bool_), np.empty(4 * n + 8),
-            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)), np.empty(n))
+            np.empty(n, np.int64), np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)), np.empty(n),
+            np.empty(n))
 
 
 @njit(cache=True)
-def _arc_edges(e0, e1, edge_faces, wn, wo, nf, dx, dy, dz, reach, cx, cy, cz, near, keep, xs, fd):
+def _arc_edges(e0, e1, edge_faces, wn, dx, dy, dz, reach, near, keep, xs, fd):
     """The edges e0..e1 whose arc on the Gauss map (between their faces' normals n1, n2) holds a direction
     n with n . d >= reach, into keep, with n2 x n1 into xs (an arc of no length or of half a circle, whose
-    n2 x n1 vanishes, is always kept). Returns how many. ``fd``: scratch for the nf faces' n . c - offset.
+    n2 x n1 vanishes, is always kept). Returns how many. ``fd``: the faces' n . c - offset (``_face_sep``).
 
     Most arcs fail a tighter, cheaper test first: on the arc of an edge with a vertex v, the polytope's
     support is n . v, so an axis there separates by at most n . (c - v) - rho (c, rho: the other
@@ -242,8 +249,6 @@ def _arc_edges(e0, e1, edge_faces, wn, wo, nf, dx, dy, dz, reach, cx, cy, cz, ne
     faces) and n . (c - v) <= max(n1 . (c - v), n2 . (c - v)) / cos(t / 2) on an arc of angle t (<= that
     maximum when it is negative). ``near``: the least such bound worth keeping (the best so far + rho
     less rounding)."""
-    for f in range(nf):
-        fd[f] = wn[f, 0] * cx + wn[f, 1] * cy + wn[f, 2] * cz - wo[f]
     n2 = near * near * (1.0 - 1e-9)
     k = 0
     for e in range(e0, e1):
@@ -324,7 +329,7 @@ LOW = (1 << 24) - 1
 @njit(cache=True)
 def polytope_pair(p, ga, gb, ka, kb, wva, wna, woa, wda, wvb, wnb, wob, wdb, pos, rot, cen, inr, f_start, fv_start,
                   fv, e_start, edges, edge_dir_of, edge_faces, ia, ib, axes, margin, max_points, poly, ref, tmp, seps,
-                  ok, keep, dmin, keep_a, keep_b, xa, xb, fd, out_pair, out_pt, out_n, out_sep, count):
+                  ok, keep, dmin, keep_a, keep_b, xa, xb, fd_a, fd_b, out_pair, out_pt, out_n, out_sep, count):
     """``narrowphase.polytope_polytope``: SAT (face axes, and edge axes of the edge pairs that form faces
     of the Minkowski difference), then one edge-edge midpoint or the incident face clipped by the
     reference face, normal A->B. Geoms ga, gb hold polytopes ka, kb (``pack``'s arrays, given one by one),
@@ -366,12 +371,12 @@ def polytope_pair(p, ga, gb, ka, kb, wva, wna, woa, wda, wvb, wnb, wob, wdb, pos
                             caz)
         if gap > margin:
             return count
-    sa, fa = _face_sep(wvb, nvb, wna, woa, nfa, cbx, cby, cbz, inr[kb] - tol, margin)
+    sa, fa = _face_sep(wvb, nvb, wna, woa, nfa, cbx, cby, cbz, inr[kb] - tol, margin, fd_a)
     if sa > margin:
         if cached:
             axes[ia, ib] = (FACE_A << 48) | (fa << 24)
         return count
-    sb, fb = _face_sep(wva, nva, wnb, wob, nfb, cax, cay, caz, inr[ka] - tol, margin)
+    sb, fb = _face_sep(wva, nva, wnb, wob, nfb, cax, cay, caz, inr[ka] - tol, margin, fd_b)
     if sb > margin:
         if cached:
             axes[ia, ib] = (FACE_B << 48) | (fb << 24)
@@ -389,10 +394,10 @@ def polytope_pair(p, ga, gb, ka, kb, wva, wna, woa, wda, wvb, wnb, wob, wdb, pos
     # the best so far, and a pair whose axis does not, skip their projections (the same maximum and the
     # same first pair reaching it).
     rho = inr[ka] + inr[kb] - 1e-9 * (1.0 + abs(dcx) + abs(dcy) + abs(dcz))  # rounding: never prune a winner
-    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, woa, nfa, dcx, dcy, dcz, best_edge + rho,
-                     cbx, cby, cbz, best_edge + inr[kb] - tol, keep_a, xa, fd)
-    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, wob, nfb, -dcx, -dcy, -dcz, best_edge + rho,
-                     cax, cay, caz, best_edge + inr[ka] - tol, keep_b, xb, fd)
+    n_a = _arc_edges(e_start[ka], e_start[ka + 1], edge_faces, wna, dcx, dcy, dcz, best_edge + rho,
+                     best_edge + inr[kb] - tol, keep_a, xa, fd_a)
+    n_b = _arc_edges(e_start[kb], e_start[kb + 1], edge_faces, wnb, -dcx, -dcy, -dcz, best_edge + rho,
+                     best_edge + inr[ka] - tol, keep_b, xb, fd_b)
     for i in range(n_a):
         e = keep_a[i]
         flat_a = xa[i, 0] * xa[i, 0] + xa[i, 1] * xa[i, 1] + xa[i, 2] * xa[i, 2] < ARC_EPS

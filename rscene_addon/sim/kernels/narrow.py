@@ -46,11 +46,12 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
     per = max(2, max_points)
     r_pair, r_pt, r_n, r_sep = np.empty(no * per, np.int64), np.empty((no * per, 3)), np.empty((no * per, 3)), \
         np.empty(no * per)
-    # Each kernel gets only the arrays it reads, one by one: numba counts a reference to every array a call
-    # passes (each of a tuple's too), and through one dispatcher taking them all that cost more per pair
-    # than a sphere pair's whole test.
+    # Each kernel is called here with only the arrays it reads, one by one: numba counts a reference to
+    # every array a call passes (each of a tuple's too), and one dispatcher taking them all cost more per
+    # pair than a sphere pair's whole test. Constants passed on are typed (``np.bool_(True)``): numba
+    # compiles a callee once more for every literal it is called with.
     sc = convex.scratch(big)
-    poly, ref, tmp, seps, ok, keep, dmin, keep_a, keep_b, xa, xb, fd = sc[8:]
+    poly, ref, tmp, seps, ok, keep, dmin, keep_a, keep_b, xa, xb, fd_a, fd_b = sc[4:]
     (poly_of, v_start, verts, f_start, normals, offsets, fv_start, fv, e_start, edges, edge_dir_of, d_start, dirs,
      t_start, tris, cen, inr, edge_faces, slot_of, axes) = polys
     # each geom's polytope turned into the world once (``convex.world_poly``, on its first pair)
@@ -113,8 +114,8 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
             nr = prim.cylinder_plane(p, ga, gb, pos, rot, size, margin, max_points, pts, sep8, ok8, keep8, dmin8,
                                      r_pair, r_pt, r_n, r_sep, nr)
         elif ta == CONVEX and tb == PLANE:
-            nr = convex.convex_plane(p, WV[gv[ga]:gv[ga + 1]], gb, pos, rot, margin, max_points, sc[8], sc[11], sc[12],
-                                     sc[13], sc[14], r_pair, r_pt, r_n, r_sep, nr)
+            nr = convex.convex_plane(p, WV[gv[ga]:gv[ga + 1]], gb, pos, rot, margin, max_points, poly, seps, ok, keep,
+                                     dmin, r_pair, r_pt, r_n, r_sep, nr)
         elif tb == HEIGHTFIELD and ta != PLANE:
             nr = terrain.polytope_heightfield(p, ga, gb, polys, hfs, pos, rot, margin, max_points, sc, r_pair, r_pt,
                                               r_n, r_sep, nr)
@@ -139,7 +140,7 @@ def shape_contacts(pairs, types, pos, rot, size, margins, max_points, polys, hfs
                                       WN[gf[gb]:gf[gb + 1]], WO[gf[gb]:gf[gb + 1]], WD[gd[gb]:gd[gb + 1]], pos, rot,
                                       cen, inr, f_start, fv_start, fv, e_start, edges, edge_dir_of, edge_faces, ia, ib,
                                       axes, margin, max_points, poly, ref, tmp, seps, ok, keep, dmin, keep_a, keep_b,
-                                      xa, xb, fd, r_pair, r_pt, r_n, r_sep, nr)
+                                      xa, xb, fd_a, fd_b, r_pair, r_pt, r_n, r_sep, nr)
         if swap:
             for c in range(start, nr):
                 for x in range(3):
