@@ -3,6 +3,7 @@
 
     .venv/pure/bin/python scripts/bench_sim_shapes.py [--cases capsules,mixed] [--frames 250] [--repeats 1]
     .venv/bpy52/bin/python scripts/bench_sim_shapes.py          # adds Blender's rigid body world
+    .venv/bpy52/bin/python scripts/bench_sim_shapes.py --cases spheres --count 500 --frames 100
 
 Cases (dt 1/240, 4 substeps per 60 fps frame, friction 0.8, columns of 4 on a 0.5 m grid dropped from
 0.5 m + 0.45 m per layer, random orientations: ``bench_peers.layout``, whose MuJoCo and Blender set-ups
@@ -128,6 +129,7 @@ def main(argv=None) -> int:
     ap.add_argument("--frames", type=int, default=250)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--backends", default="numba")
+    ap.add_argument("--count", type=int, help="bodies per pile instead of each case's default")
     args = ap.parse_args(argv)
     try:
         import bpy  # noqa: F401
@@ -143,7 +145,7 @@ def main(argv=None) -> int:
           f"{args.repeats}; Blender {'on' if blender else 'not importable here'}, MuJoCo "
           f"{'on' if have_mj else 'not importable'}")
     for case in args.cases.split(","):
-        n = N[case]
+        n = args.count or N[case]
         res: dict[str, list] = {}
         for _ in range(args.repeats):
             runs = [(b, lambda b=b: run_ours(case, n, args.frames, b)) for b in args.backends.split(",")]
