@@ -217,6 +217,12 @@ def load_robots():
     return _load_part("robots")
 
 
+def load_robot_group():
+    """The per-part robot kernels of a group step (``kernels.robot_group``: robots near each other or rows
+    against world bodies), loaded by the first such step (``robots.__getattr__``), not by robots alone."""
+    return _load_part("robot_group")
+
+
 def load_shapes():
     """The compiled narrowphase of every shape pair and its one-call step (``kernels.shapes``), only for
     worlds with spheres, capsules, cylinders, hulls or height fields: boxes on planes never pay it."""
