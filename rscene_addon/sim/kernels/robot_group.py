@@ -1,7 +1,7 @@
 """The per-part robot kernels of ``multibody_compiled``'s group step (robots near each other, rows against
 world bodies, a mass matrix the one-call step could not factor), loaded by ``kernels.load_robot_group`` the
-first time a step needs one (``robots.__getattr__``): a robot alone on planes never compiles them. Each is
-compiled here as an entry point of its own (inside ``step_alone`` most are inlined)."""
+first time a step needs one (``robots.__getattr__``): a robot alone on planes never pays their warm-up. All
+but ``sphere_speeds`` are callees of ``step_alone`` too, with the same argument types: this mostly loads them."""
 from __future__ import annotations
 
 import numpy as np

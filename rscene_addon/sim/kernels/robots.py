@@ -7,9 +7,14 @@ What compiles here: ``kinematics`` (a system's setup), ``step_alone`` (every rob
 ``system_step`` inside it) and ``near_systems`` (which robots are alone). The per-part kernels of robots that
 touch each other or world bodies (``multibody_compiled``'s group step: ``mass_matrix`` ... ``solve_rows``)
 are ``robot_group``'s: the first access to one of them here loads that part (``kernels.load_robot_group``),
-so a robot that never meets another never compiles them. Most helpers are ``inline="always"``: numba
-finalizes every compiled function's library with its whole linked callee tree, so each helper with a
-library of its own cost its own optimization and machine code (plus a wrapper) again at every level above."""
+so a robot that never meets another never compiles them (most are compiled inside ``step_alone`` anyway;
+a warm-up of its own would only load them).
+
+What a first compile costs (numba 0.68): every compiled function's library is optimized and turned into
+machine code again with its whole linked callee tree at every level above it, and each function pays a
+fixed ~0.3-0.5 s (wrappers, passes). So ``system_step`` is inlined into ``step_alone`` (no second copy of
+the tree); the helpers stay functions of their own: numba's IR inlining re-runs the callee's front end at
+every call site, which cost more (~0.4 s a site) than it saved."""
 from __future__ import annotations
 
 import numpy as np
