@@ -4,7 +4,7 @@
     .venv/pure/bin/python scripts/bench_robot_parts.py [--robot laikago] [--every 40]
 
 Runs the ``bench_robots`` scene (the robot dropped on the plane, 2 s at dt 1/480), records the arguments of
-every ``--every``-th ``system_step`` call, then times on each recorded state the whole step and its parts
+every ``--every``-th ``system_step`` step (``_system_step`` inside ``step_alone``), then times on each recorded state the whole step and its parts
 (kinematics, mass matrix, bias forces, prediction, plane rows, self-contact rows, the solve), each looped
 inside a compiled function so that no Python dispatch is counted. CPU microseconds a call, mean over the
 states; the row counts (joint limits, plane contacts, self contacts) beside them. The parts are not
@@ -82,22 +82,24 @@ def main() -> None:
     from rscene_addon.sim import kernels
     kern = kernels.load_robots()
     rs = kern.robot_step
-    alone, step = rs.step_alone, rs.system_step
+    alone, grouped = rs.step_alone, rs._system_step
     states, count = [], [0]
 
     def recording(*a):
+        # _system_step's argument groups flattened are system_step's arguments
+        flat = tuple(x for group in a for x in (group if isinstance(group, tuple) else (group,)))
         count[0] += 1
         if count[0] % args.every == 0:
-            states.append(tuple(np.copy(x) if isinstance(x, np.ndarray) else x for x in a))
-        return step(*a)
+            states.append(tuple(np.copy(x) if isinstance(x, np.ndarray) else x for x in flat))
+        return grouped(*a)
 
-    # a robot alone steps inside the compiled step_alone; its Python body calls system_step by the module's
+    # a robot alone steps inside the compiled step_alone; its Python body calls _system_step by the module's
     # name, so running that body for the recording run sees every call
-    rs.step_alone, rs.system_step = alone.py_func, recording
+    rs.step_alone, rs._system_step = alone.py_func, recording
     try:
         bench_robots.run_ours(args.robot, "numba", 2.0, 1)
     finally:
-        rs.step_alone, rs.system_step = alone, step
+        rs.step_alone, rs._system_step = alone, grouped
     timers, limit_rows, system_step = _timers()
     names = list(inspect.signature(system_step.py_func).parameters)
     out: dict = {}

@@ -9,7 +9,8 @@ The kernels compile on first use into a cache (``@njit(cache=True)``) under a ro
 user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
 equivalent). Inside the root each version of the kernels' sources has a folder of its own
 (``kernels-<hash>``; the other shapes' kernels, ``load_shapes``, compile there on the first world with a
-shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step, the
+shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step (their
+group step's, ``load_robot_group``, on the first step of robots near each other or against world bodies), the
 cloth's, ``load_cloth``, on its first cloth step):
 numba checks a cached function against its own file only, so a kernel that calls one from another file
 (``box_world.step`` calls them all) would otherwise keep running the callee's old code after that file
@@ -215,6 +216,12 @@ def load_robots():
     """The compiled articulated-system kernels (``kernels.robots``), only for scenes with robots: the
     rigid world never pays their compile."""
     return _load_part("robots")
+
+
+def load_robot_group():
+    """The per-part robot kernels of a group step (``kernels.robot_group``: robots near each other or rows
+    against world bodies), loaded by the first such step (``robots.__getattr__``), not by robots alone."""
+    return _load_part("robot_group")
 
 
 def load_shapes():

@@ -26,7 +26,27 @@ def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, 
     """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with contacts
     (kind (C,): 0 plane, 1 self; a: link; b: plane or other link; point; normal; depth; target; push;
     speed; friction; impulse (C, 3); rows (C, 3, nv)). ok False: a mass matrix was not positive definite
-    (nothing moved; the caller takes the numpy route)."""
+    (nothing moved; the caller takes the numpy route). ``_system_step`` on the arguments flat (timing
+    scripts and tests; ``step_alone`` calls ``_system_step`` itself)."""
+    return _system_step(q, u, (q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower,
+                               upper, lim_g, lim_d),
+                        (parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local),
+                        (frames, S, vel, inertia), (pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat),
+                        (pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw), erp, slop, margin, dt,
+                        iterations)
+
+
+@njit(cache=True, inline="always")
+def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin, dt, iterations):
+    """``system_step`` with its arguments in groups (flattened, ``system_step``'s order): inlined into
+    ``step_alone`` (numba inlines no call of more than 30 arguments: CPython passes those as ``*args``), so
+    the step's call tree is optimized and compiled once, inside ``step_alone``, not again in a library of
+    its own."""
+    q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper, lim_g, lim_d = controls
+    parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local = model
+    frames, S, vel, inertia = state
+    pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat = shapes
+    pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw = planes
     nv = u.shape[0]
     m = mass_matrix(parent, ds0, nd, S, inertia, armature)
     h = bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity)
@@ -186,27 +206,26 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
         effort = cf[r[C_EFFORT]:r[C_EFFORT] + nv]
         limit = effort if r[EFFORT] else np.full(nv, np.inf)
         sc = cf[r[C_SCAL]:r[C_SCAL] + 2]
-        pfk = pf[r[P_F]:r[P_F] + 15 * G].reshape((G, 15))
-        res = system_step(
-            q, u, cf[r[C_QT]:r[C_QT] + nq], cf[r[C_UT]:r[C_UT] + nv], cf[r[C_KP]:r[C_KP] + nv],
-            cf[r[C_KD]:r[C_KD] + nv], cf[r[C_DAMP]:r[C_DAMP] + nv], cf[r[C_TAU]:r[C_TAU] + nv],
-            cb[r[C_LOCKED]:r[C_LOCKED] + nv], limit, cf[r[C_ARM]:r[C_ARM] + nv], cf[r[C_GRAV]:r[C_GRAV] + 3],
-            cf[r[C_LO]:r[C_LO] + nq], cf[r[C_HI]:r[C_HI] + nq], mi[r[I_LG]:r[I_LG] + nlim],
-            mi[r[I_LD]:r[I_LD] + nlim], mi[r[I_PARENT]:r[I_PARENT] + L], mi[r[I_KIND]:r[I_KIND] + L],
-            mi[r[I_GS0]:r[I_GS0] + L], mi[r[I_DS0]:r[I_DS0] + L], mi[r[I_ND]:r[I_ND] + L],
-            mf[r[M_ORIGIN]:r[M_ORIGIN] + 16 * L].reshape((L, 4, 4)), mf[r[M_AXIS]:r[M_AXIS] + 3 * L].reshape((L, 3)),
-            mf[r[M_OFFSET]:r[M_OFFSET] + 16 * L].reshape((L, 4, 4)), mf[r[M_PU]:r[M_PU] + 3 * L].reshape((L, 3)),
-            mf[r[M_PV]:r[M_PV] + 3 * L].reshape((L, 3)), mf[r[M_MASS]:r[M_MASS] + L],
-            mf[r[M_COM]:r[M_COM] + 3 * L].reshape((L, 3)), mf[r[M_INERTIA]:r[M_INERTIA] + 9 * L].reshape((L, 3, 3)),
-            frames, S, vel, inertia, mf[r[M_PTS]:r[M_PTS] + 4 * P].reshape((P, 4)), mi[r[I_P0]:r[I_P0] + L + 1],
-            mi[r[I_ST]:r[I_ST] + NSH], mf[r[M_SS]:r[M_SS] + 3 * NSH].reshape((NSH, 3)),
-            mf[r[M_SO]:r[M_SO] + 16 * NSH].reshape((NSH, 4, 4)), mi[r[I_S0]:r[I_S0] + L + 1],
-            mf[r[M_BC]:r[M_BC] + 3 * L].reshape((L, 3)), mf[r[M_BR]:r[M_BR] + L],
-            pb[r[P_SELF]:r[P_SELF] + L * L].reshape((L, L)), pf[r[P_F] + 15 * G:r[P_F] + 15 * G + 3],
-            pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)), np.ascontiguousarray(pfk[:, 0:3]),
-            np.ascontiguousarray(pfk[:, 3]), np.ascontiguousarray(pfk[:, 4:7]), np.ascontiguousarray(pfk[:, 7:10]),
-            np.ascontiguousarray(pfk[:, 10]), np.ascontiguousarray(pfk[:, 11]), np.ascontiguousarray(pfk[:, 12]),
-            np.ascontiguousarray(pfk[:, 13]), np.ascontiguousarray(pfk[:, 14]), sc[0], sc[1], margin, dt, r[ITER])
+        res = _system_step(
+            q, u, (cf[r[C_QT]:r[C_QT] + nq], cf[r[C_UT]:r[C_UT] + nv], cf[r[C_KP]:r[C_KP] + nv],
+                   cf[r[C_KD]:r[C_KD] + nv], cf[r[C_DAMP]:r[C_DAMP] + nv], cf[r[C_TAU]:r[C_TAU] + nv],
+                   cb[r[C_LOCKED]:r[C_LOCKED] + nv], limit, cf[r[C_ARM]:r[C_ARM] + nv], cf[r[C_GRAV]:r[C_GRAV] + 3],
+                   cf[r[C_LO]:r[C_LO] + nq], cf[r[C_HI]:r[C_HI] + nq], mi[r[I_LG]:r[I_LG] + nlim],
+                   mi[r[I_LD]:r[I_LD] + nlim]),
+            (mi[r[I_PARENT]:r[I_PARENT] + L], mi[r[I_KIND]:r[I_KIND] + L],
+             mi[r[I_GS0]:r[I_GS0] + L], mi[r[I_DS0]:r[I_DS0] + L], mi[r[I_ND]:r[I_ND] + L],
+             mf[r[M_ORIGIN]:r[M_ORIGIN] + 16 * L].reshape((L, 4, 4)), mf[r[M_AXIS]:r[M_AXIS] + 3 * L].reshape((L, 3)),
+             mf[r[M_OFFSET]:r[M_OFFSET] + 16 * L].reshape((L, 4, 4)), mf[r[M_PU]:r[M_PU] + 3 * L].reshape((L, 3)),
+             mf[r[M_PV]:r[M_PV] + 3 * L].reshape((L, 3)), mf[r[M_MASS]:r[M_MASS] + L],
+             mf[r[M_COM]:r[M_COM] + 3 * L].reshape((L, 3)), mf[r[M_INERTIA]:r[M_INERTIA] + 9 * L].reshape((L, 3, 3))),
+            (frames, S, vel, inertia),
+            (mf[r[M_PTS]:r[M_PTS] + 4 * P].reshape((P, 4)), mi[r[I_P0]:r[I_P0] + L + 1],
+             mi[r[I_ST]:r[I_ST] + NSH], mf[r[M_SS]:r[M_SS] + 3 * NSH].reshape((NSH, 3)),
+             mf[r[M_SO]:r[M_SO] + 16 * NSH].reshape((NSH, 4, 4)), mi[r[I_S0]:r[I_S0] + L + 1],
+             mf[r[M_BC]:r[M_BC] + 3 * L].reshape((L, 3)), mf[r[M_BR]:r[M_BR] + L],
+             pb[r[P_SELF]:r[P_SELF] + L * L].reshape((L, L)), pf[r[P_F] + 15 * G:r[P_F] + 15 * G + 3]),
+            (pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)),) + _plane_columns(pf[r[P_F]:r[P_F] + 15 * G], G),
+            sc[0], sc[1], margin, dt, r[ITER])
         ok[k] = res[0]
         results.append(res)
     starts = np.zeros((3, K + 1), np.int64)
@@ -258,9 +277,39 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
             if lam[c, 0] > touch_impulse:
                 touch[t] = (kind[c] << 42) | (cb_[c] << 21) | ca[c]
                 t += 1
-        touch[starts[1, k]:t] = np.sort(touch[starts[1, k]:t])
+        _sort_range(touch, starts[1, k], t)
         _put(rows, starts[2, k], crows.ravel())
     return out, meta
+
+
+@njit(cache=True, inline="always")
+def _sort_range(a, lo, hi):
+    """a[lo:hi] sorted in place (insertion sort: a few touch codes per system). ``a[lo:hi] = np.sort(..)``
+    compiled numba's quicksort and its slice-assignment error message (str formatting): ~6 s of first
+    compile."""
+    for i in range(lo + 1, hi):
+        x = a[i]
+        j = i - 1
+        while j >= lo and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+@njit(cache=True)
+def _plane_columns(flat, G):
+    """The G x 15 plane table ``flat`` as its columns, contiguous copies: normal (G, 3), offset, body velocity
+    (G, 3), material (G, 3), erp, slop, rmin, rbase, vw (G,) (``np.ascontiguousarray`` of each column
+    compiled numba's copy twice more)."""
+    pn, pd, vbody, pmat = np.empty((G, 3)), np.empty(G), np.empty((G, 3)), np.empty((G, 3))
+    perp, pslop, rmin, rbase, vw = np.empty(G), np.empty(G), np.empty(G), np.empty(G), np.empty(G)
+    for g in range(G):
+        row = 15 * g
+        for i in range(3):
+            pn[g, i], vbody[g, i], pmat[g, i] = flat[row + i], flat[row + 4 + i], flat[row + 7 + i]
+        pd[g], perp[g], pslop[g] = flat[row + 3], flat[row + 10], flat[row + 11]
+        rmin[g], rbase[g], vw[g] = flat[row + 12], flat[row + 13], flat[row + 14]
+    return pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw
 
 
 @njit(cache=True)
