@@ -67,6 +67,13 @@ def segmentation_id(name: str) -> int:
     return (5 + sum(ord(c) for c in name.lower() if "a" <= c <= "z")) % 256
 
 
+# floats()' table: short text -> its numbers (() when one does not parse), bounded
+_FLOAT_TEXT: dict[str, tuple] = {}
+# per config key of an actor section: (the key with underscores, the actor keys read as such, not kept)
+_CONFIG_KEYS = {key: (key.replace("-", "_"), ("type", "name", "origin", key, key.replace("-", "_")))
+                for _, key in _ACTOR_SECTIONS}
+
+
 def _finite(value) -> float:
     """A JSON number (or numeric text) that is finite; TypeError/ValueError otherwise."""
     if isinstance(value, bool):
@@ -121,10 +128,16 @@ class _Reader:
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and n == 1:
             return (float(value),)
-        try:
-            values = tuple(map(float, str(value).replace(",", " ").split()))
-        except ValueError:
-            values = ()
+        values = _FLOAT_TEXT.get(value) if type(value) is str else None
+        if values is None:
+            try:
+                values = tuple(map(float, str(value).replace(",", " ").split()))
+            except ValueError:
+                values = ()
+            if type(value) is str and len(value) <= 64:  # "0 0 0" and its kind repeat from actor to actor
+                if len(_FLOAT_TEXT) >= 4096:
+                    _FLOAT_TEXT.clear()
+                _FLOAT_TEXT[value] = values
         if len(values) != n or (not math.isfinite(sum(values)) and not all(map(math.isfinite, values))):
             self.error(owner, f"{key!r} needs {n} numbers, got {value!r}", file)
             return None
@@ -300,10 +313,11 @@ class _Reader:
     def actor(self, actor, section: str, config_key: str, initialize: bool) -> None:
         name, path = self._name(actor)
         pose, point = self.origin(actor)
-        refs = actor.get(config_key, actor.get(config_key.replace("-", "_")))
-        if isinstance(refs, str):
+        other_key, skip = _CONFIG_KEYS[config_key]
+        refs = actor.get(config_key, actor.get(other_key))
+        if type(refs) is str:
             refs = [refs]
-        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        elif not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
             self.error(actor, f"{config_key!r} must name a config file (or a list of them)")
             refs = []
         configs, files = [], []
@@ -322,15 +336,18 @@ class _Reader:
             if value is not None:
                 extras[key] = encode_extra(value)
 
+        # (texts as they are: encode_extra keeps a str unchanged)
         if not parts:
-            put("airsimPlaceholder", True)
-        put("airsimType", self._type(actor))
+            extras["airsimPlaceholder"] = "true"
+        kind = self._type(actor)
+        if kind is not None:
+            extras["airsimType"] = kind
         if leaf_name(path) != name:
-            put("airsimName", name)
+            extras["airsimName"] = name
         put("airsimGeoPoint", point)
-        put("airsimSection", section)
-        put("airsimConfig", ";".join(r.replace("\\", "/") for r in refs))
-        skip = ("type", "name", "origin", config_key, config_key.replace("-", "_"))
+        extras["airsimSection"] = section
+        extras["airsimConfig"] = refs[0].replace("\\", "/") if len(refs) == 1 else ";".join(
+            r.replace("\\", "/") for r in refs)
         for key, value in actor.items():
             if key not in skip:
                 put("airsimActor." + key, _json_value(value))

@@ -38,6 +38,7 @@ class Record:
 
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
     _template: tuple | None = None  # per record class, see _new_template
+    _built_checked: frozenset | None = None  # per record class, see decode_keys
     edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
 
     def __init__(self, **values: Any):
@@ -81,7 +82,10 @@ class Record:
             own = self._keys
             for name, value in keys.items():
                 field = index.get(name)
-                own[name] = _encode_unknown(value) if field is None else field.type.encode(value)
+                if field is not None:
+                    own[name] = field.type.encode(value)
+                else:  # _encode_unknown, its common case (a str) without the call
+                    own[name] = encode_text(value) if type(value) is str else _encode_unknown(value)  # noqa: E721
             self._cache.clear()
             Record.edits += 1
 
@@ -195,6 +199,18 @@ class Record:
         problems = [] if problems is None else problems
         cache, field = self._cache, self.schema.field
         skip = built and self.source is None
+        if skip:  # only the documented keys whose text may not decode (most records: none of their keys)
+            checked = type(self)._built_checked
+            if checked is None:
+                checked = type(self)._built_checked = frozenset(
+                    name for name, f in self.schema._index.items() if not f.type.built_decodes)
+            for key in self._keys:
+                if key in checked and key not in cache:
+                    try:
+                        self.get(key)
+                    except ValueFormatError as exc:
+                        problems.append(str(exc))
+            return problems
         for key in self._keys:
             if key not in cache:
                 f = field(key)
@@ -541,7 +557,7 @@ def make_record_class(schema: RecordSchema) -> type[Record]:
     """A typed class for a record kind, with one property per field (``obj.mass``, ``obj.position``)."""
     name = "".join(part.capitalize() for part in schema.tag.split("_"))
     namespace: dict[str, Any] = {"schema": schema, "tag": schema.tag, "__slots__": (), "__doc__": schema.doc,
-                                 "_template": None}
+                                 "_template": None, "_built_checked": None}
     for field_name in schema.field_names():
         if not field_name.isidentifier() or field_name in ("path", "id", "tag", "line", "source"):
             continue
