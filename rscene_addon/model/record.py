@@ -20,6 +20,15 @@ from .values import FLAG, NUMBER, TEXT, decode_number_column, encode_text
 
 
 _SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
+# Edits of any record so far (Scene.find rebuilds its index on a miss only after one). A module-level
+# cell, not a class attribute: writing an attribute of ``Record`` invalidates the attribute caches of every
+# record class, which made each record that a reader builds (one write each) about twice as slow to make.
+_EDITS = [0]
+
+
+def record_edits() -> int:
+    """How many times any record was edited (set, unset, or made with keys) so far in this process."""
+    return _EDITS[0]
 
 
 def split_tokens(line: str) -> list[str]:
@@ -39,7 +48,6 @@ class Record:
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
     _template: tuple | None = None  # per record class, see _new_template
     _built_checked: frozenset | None = None  # per record class, see decode_keys
-    edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
@@ -87,7 +95,7 @@ class Record:
                 else:  # _encode_unknown, its common case (a str) without the call
                     own[name] = encode_text(value) if type(value) is str else _encode_unknown(value)  # noqa: E721
             self._cache.clear()
-            Record.edits += 1
+            _EDITS[0] += 1
 
     @classmethod
     def from_line(cls, source: str, line: int) -> "Record":
@@ -324,7 +332,7 @@ class Record:
             self._keys[name] = field.type.encode(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
         self.changed = True
-        Record.edits += 1
+        _EDITS[0] += 1
 
     def unset(self, name: str) -> None:
         """Remove a ``key=value`` field, so the default applies again."""
@@ -333,7 +341,7 @@ class Record:
             del self._keys[name]
             self._cache.clear()
             self.changed = True
-            Record.edits += 1
+            _EDITS[0] += 1
 
     def _set_positional(self, field: Field, value: Any) -> None:
         found = self.schema.offsets(self._layout).get(field.name)  # a walk of the layout per field made a
