@@ -69,6 +69,8 @@ def segmentation_id(name: str) -> int:
 
 # floats()' table: short text -> its numbers (() when one does not parse), bounded
 _FLOAT_TEXT: dict[str, tuple] = {}
+# origin()'s table: ("rpy-deg" or "rpy", its text) -> the rotation in the scene frame, for texts that read
+_ROTATIONS: dict[tuple, tuple] = {}
 # per config key of an actor section: (the key with underscores, the actor keys read as such, not kept)
 _CONFIG_KEYS = {key: (key.replace("-", "_"), ("type", "name", "origin", key, key.replace("-", "_")))
                 for _, key in _ACTOR_SECTIONS}
@@ -159,16 +161,34 @@ class _Reader:
                 ned = geo.geodetic_to_ned(point, self.home)
         elif "xyz" in origin:
             ned = self.floats(origin, origin, "xyz", 3, file) or ned
+        # a rotation text seen before (most actors: "0 0 0"): its rotation, without parsing it again
+        rotation_key = ("rpy-deg", origin["rpy-deg"]) if "rpy-deg" in origin else (
+            ("rpy", origin["rpy"]) if "rpy" in origin else None)
+        if rotation_key is not None and type(rotation_key[1]) is str:
+            known = _ROTATIONS.get(rotation_key)
+            if known is not None:
+                return (geo.ned_to_model(ned), known), point
+        else:
+            rotation_key = None
         rpy = (0.0, 0.0, 0.0)
+        rpy_ok = False  # whether the rotation text read as three numbers (only then it is remembered)
         if "rpy-deg" in origin:
             degrees = self.floats(origin, origin, "rpy-deg", 3, file)
             if degrees is not None:
                 rpy = tuple(math.radians(v) for v in degrees)
+                rpy_ok = True
         elif "rpy" in origin:
-            rpy = self.floats(origin, origin, "rpy", 3, file) or rpy
+            radians = self.floats(origin, origin, "rpy", 3, file)
+            rpy_ok = radians is not None
+            rpy = radians or rpy
         # no rotation, the common case: skip the matrix round trip (a third of a 10^5-actor scene's time)
         q_ned = (1.0, 0.0, 0.0, 0.0) if not any(rpy) else quat_from_rpy(*rpy)
-        return (geo.ned_to_model(ned), geo.quat_ned_to_model(q_ned)), point
+        rotation = geo.quat_ned_to_model(q_ned)
+        if rotation_key is not None and rpy_ok and len(rotation_key[1]) <= 64:
+            if len(_ROTATIONS) >= 4096:
+                _ROTATIONS.clear()
+            _ROTATIONS[rotation_key] = rotation
+        return (geo.ned_to_model(ned), rotation), point
 
     # -- configs --------------------------------------------------------------------------------------
 

@@ -75,6 +75,14 @@ class _Order:
     def inserted(self, items: list, at: int, rank: int) -> None:
         """``items[at]`` (of section ``rank``) was just inserted."""
         last = self.last
+        if at == len(items) - 1:  # appended (most adds): no section end moves, nothing after it
+            last[rank] = at
+            self.length += 1
+            if self.sorted:
+                before = items[at - 1] if at else None
+                self.sorted = (SECTION_RANK.get(before.tag, _LAST_RANK) if isinstance(before, Record)
+                               else _rank_near(items, at, -1)) <= rank
+            return
         if at < len(items) - 1:  # not appended (an append, most adds, moves no section end)
             for r in range(len(last)):
                 if last[r] >= at:
