@@ -219,13 +219,7 @@ class _Reader:
     @staticmethod
     def merge(configs: list[dict]) -> dict:
         """Later configs override earlier ones; ``links`` are merged by name, recursively."""
-        def deep(a, b):
-            if isinstance(a, dict) and isinstance(b, dict):
-                out = dict(a)
-                for k, v in b.items():
-                    out[k] = deep(a.get(k), v) if k in a else v
-                return out
-            return b
+        deep = _deep_merge
         result = jsonc.JsonObject()  # its line (the last config's) names where a bad top-level key is
         result.line = getattr(configs[-1], "line", 0) if configs else 0
         for config in configs:
@@ -413,20 +407,10 @@ class _Reader:
             if isinstance(link.get("parent-link"), str) and link.get("name") not in parent_of:
                 parent_of[link.get("name")] = (link["parent-link"], (ORIGIN, IDENTITY))
 
-        def frame(name, depth=0):
-            if name in frames:
-                return frames[name]
-            if name not in parent_of or depth > 64:
-                frames[name] = (ORIGIN, IDENTITY)
-                return frames[name]
-            parent, local = parent_of[name]
-            frames[name] = compose(frame(parent, depth + 1), local)
-            return frames[name]
-
         parts, visuals, mass = [], [], 0.0
         for link in links:
             name = link.get("name", "")
-            link_frame = frame(name)
+            link_frame = _link_frame(name, frames, parent_of)
             inertial = link.get("inertial") if isinstance(link.get("inertial"), dict) else {}
             value = inertial.get("mass", 0.0)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
@@ -594,6 +578,30 @@ def _number(value) -> float | None:
         number = float(value)
         return number if math.isfinite(number) else None
     return None
+
+
+def _deep_merge(a, b):
+    """``b`` over ``a``, objects merged key by key. (A module function: a local one that calls itself is a
+    reference cycle per call, garbage left to the paused cyclic collector.)"""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = _deep_merge(a.get(k), v) if k in a else v
+        return out
+    return b
+
+
+def _link_frame(name, frames: dict, parent_of: dict, depth: int = 0):
+    """The pose of link ``name`` in its actor's frame, through its parents' joints (``frames`` remembers
+    them). A module function: a local one that calls itself is a reference cycle per actor."""
+    if name in frames:
+        return frames[name]
+    if name not in parent_of or depth > 64:
+        frames[name] = (ORIGIN, IDENTITY)
+        return frames[name]
+    parent, local = parent_of[name]
+    frames[name] = compose(_link_frame(parent, frames, parent_of, depth + 1), local)
+    return frames[name]
 
 
 def _json_value(value):
