@@ -7,13 +7,18 @@ Generates a world of N records per format (an .rscene file of spheres, a RaiSim 
 an AirSim scene of N actors, a CoppeliaSim scene of N rotated boxes) and reads it with
 ``registry.read_scene`` in a fresh process. Prints CPU and wall
 seconds, records and peak RSS; the per-record CPU time should stay flat as N grows (``Scene.add`` was a
-scan of the whole scene per record: quadratic).
+scan of the whole scene per record: quadratic). Then the CPU of a whole ``python -m rscene_addon validate``
+process on the same file (start-up, imports, the read, the report, and the exit that frees the scene).
+``--repeat N`` runs each N times and prints the medians (a shared machine's timings vary); the load
+average is printed with each row.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,22 +83,41 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--formats", nargs="+", default=["rscene", "raisim_xml", "airsim", "coppelia_xml"],
                         choices=["rscene", "raisim_xml", "airsim", "coppelia_xml"])
+    parser.add_argument("--repeat", type=int, default=1, help="runs per world; medians are printed")
     args = parser.parse_args(argv)
-    print("| format | records | read CPU | read wall | CPU per 1000 records | peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print("| format | records | read CPU | read wall | CPU per 1000 records | peak RSS | validate CLI CPU | load |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
         for fmt in args.formats:
             for n in args.sizes:
                 path = _write(fmt, n, folder)
-                out = subprocess.run([sys.executable, "-c", _READ.format(repo=REPO, path=path)],
-                                     capture_output=True, text=True, check=False)
+                runs, validate = [], []
+                for _ in range(max(1, args.repeat)):
+                    out = subprocess.run([sys.executable, "-c", _READ.format(repo=REPO, path=path)], cwd=REPO,
+                                         capture_output=True, text=True, check=False)
+                    if out.returncode:
+                        break
+                    runs.append([float(v) for v in out.stdout.split()])
+                    validate.append(_validate_cpu(path))
                 if out.returncode:
-                    print(f"| {fmt} | {n} | failed: {out.stderr.strip().splitlines()[-1][:120]} | | | |")
+                    print(f"| {fmt} | {n} | failed: {out.stderr.strip().splitlines()[-1][:120]} | | | | | |")
                     continue
-                records, cpu, wall, rss = out.stdout.split()
-                print(f"| {fmt} | {records} | {float(cpu):.2f} s | {float(wall):.2f} s | "
-                      f"{1000 * float(cpu) / int(records):.3f} s | {float(rss):.0f} MiB |", flush=True)
+                records, cpu, wall, rss = (statistics.median(column) for column in zip(*runs))
+                print(f"| {fmt} | {records:.0f} | {cpu:.2f} s | {wall:.2f} s | {1000 * cpu / records:.3f} s | "
+                      f"{rss:.0f} MiB | {statistics.median(validate):.2f} s | {os.getloadavg()[0]:.1f} |",
+                      flush=True)
     return 0
+
+
+def _validate_cpu(path: str) -> float:
+    """User + system CPU seconds of a ``python -m rscene_addon validate`` process on ``path``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, "-m", "rscene_addon", "validate", path], cwd=REPO,
+                         capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode:
+        raise SystemExit(f"validate failed on {path}: {out.stdout[-300:]}{out.stderr[-300:]}")
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 if __name__ == "__main__":

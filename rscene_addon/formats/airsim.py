@@ -67,6 +67,15 @@ def segmentation_id(name: str) -> int:
     return (5 + sum(ord(c) for c in name.lower() if "a" <= c <= "z")) % 256
 
 
+# floats()' table: short text -> its numbers (() when one does not parse), bounded
+_FLOAT_TEXT: dict[str, tuple] = {}
+# origin()'s table: ("rpy-deg" or "rpy", its text) -> the rotation in the scene frame, for texts that read
+_ROTATIONS: dict[tuple, tuple] = {}
+# per config key of an actor section: (the key with underscores, the actor keys read as such, not kept)
+_CONFIG_KEYS = {key: (key.replace("-", "_"), ("type", "name", "origin", key, key.replace("-", "_")))
+                for _, key in _ACTOR_SECTIONS}
+
+
 def _finite(value) -> float:
     """A JSON number (or numeric text) that is finite; TypeError/ValueError otherwise."""
     if isinstance(value, bool):
@@ -121,10 +130,16 @@ class _Reader:
             return None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and n == 1:
             return (float(value),)
-        try:
-            values = tuple(map(float, str(value).replace(",", " ").split()))
-        except ValueError:
-            values = ()
+        values = _FLOAT_TEXT.get(value) if type(value) is str else None
+        if values is None:
+            try:
+                values = tuple(map(float, str(value).replace(",", " ").split()))
+            except ValueError:
+                values = ()
+            if type(value) is str and len(value) <= 64:  # "0 0 0" and its kind repeat from actor to actor
+                if len(_FLOAT_TEXT) >= 4096:
+                    _FLOAT_TEXT.clear()
+                _FLOAT_TEXT[value] = values
         if len(values) != n or (not math.isfinite(sum(values)) and not all(map(math.isfinite, values))):
             self.error(owner, f"{key!r} needs {n} numbers, got {value!r}", file)
             return None
@@ -146,16 +161,34 @@ class _Reader:
                 ned = geo.geodetic_to_ned(point, self.home)
         elif "xyz" in origin:
             ned = self.floats(origin, origin, "xyz", 3, file) or ned
+        # a rotation text seen before (most actors: "0 0 0"): its rotation, without parsing it again
+        rotation_key = ("rpy-deg", origin["rpy-deg"]) if "rpy-deg" in origin else (
+            ("rpy", origin["rpy"]) if "rpy" in origin else None)
+        if rotation_key is not None and type(rotation_key[1]) is str:
+            known = _ROTATIONS.get(rotation_key)
+            if known is not None:
+                return (geo.ned_to_model(ned), known), point
+        else:
+            rotation_key = None
         rpy = (0.0, 0.0, 0.0)
+        rpy_ok = False  # whether the rotation text read as three numbers (only then it is remembered)
         if "rpy-deg" in origin:
             degrees = self.floats(origin, origin, "rpy-deg", 3, file)
             if degrees is not None:
                 rpy = tuple(math.radians(v) for v in degrees)
+                rpy_ok = True
         elif "rpy" in origin:
-            rpy = self.floats(origin, origin, "rpy", 3, file) or rpy
+            radians = self.floats(origin, origin, "rpy", 3, file)
+            rpy_ok = radians is not None
+            rpy = radians or rpy
         # no rotation, the common case: skip the matrix round trip (a third of a 10^5-actor scene's time)
         q_ned = (1.0, 0.0, 0.0, 0.0) if not any(rpy) else quat_from_rpy(*rpy)
-        return (geo.ned_to_model(ned), geo.quat_ned_to_model(q_ned)), point
+        rotation = geo.quat_ned_to_model(q_ned)
+        if rotation_key is not None and rpy_ok and len(rotation_key[1]) <= 64:
+            if len(_ROTATIONS) >= 4096:
+                _ROTATIONS.clear()
+            _ROTATIONS[rotation_key] = rotation
+        return (geo.ned_to_model(ned), rotation), point
 
     # -- configs --------------------------------------------------------------------------------------
 
@@ -186,13 +219,7 @@ class _Reader:
     @staticmethod
     def merge(configs: list[dict]) -> dict:
         """Later configs override earlier ones; ``links`` are merged by name, recursively."""
-        def deep(a, b):
-            if isinstance(a, dict) and isinstance(b, dict):
-                out = dict(a)
-                for k, v in b.items():
-                    out[k] = deep(a.get(k), v) if k in a else v
-                return out
-            return b
+        deep = _deep_merge
         result = jsonc.JsonObject()  # its line (the last config's) names where a bad top-level key is
         result.line = getattr(configs[-1], "line", 0) if configs else 0
         for config in configs:
@@ -300,10 +327,11 @@ class _Reader:
     def actor(self, actor, section: str, config_key: str, initialize: bool) -> None:
         name, path = self._name(actor)
         pose, point = self.origin(actor)
-        refs = actor.get(config_key, actor.get(config_key.replace("-", "_")))
-        if isinstance(refs, str):
+        other_key, skip = _CONFIG_KEYS[config_key]
+        refs = actor.get(config_key, actor.get(other_key))
+        if type(refs) is str:
             refs = [refs]
-        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        elif not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
             self.error(actor, f"{config_key!r} must name a config file (or a list of them)")
             refs = []
         configs, files = [], []
@@ -322,15 +350,18 @@ class _Reader:
             if value is not None:
                 extras[key] = encode_extra(value)
 
+        # (texts as they are: encode_extra keeps a str unchanged)
         if not parts:
-            put("airsimPlaceholder", True)
-        put("airsimType", self._type(actor))
+            extras["airsimPlaceholder"] = "true"
+        kind = self._type(actor)
+        if kind is not None:
+            extras["airsimType"] = kind
         if leaf_name(path) != name:
-            put("airsimName", name)
+            extras["airsimName"] = name
         put("airsimGeoPoint", point)
-        put("airsimSection", section)
-        put("airsimConfig", ";".join(r.replace("\\", "/") for r in refs))
-        skip = ("type", "name", "origin", config_key, config_key.replace("-", "_"))
+        extras["airsimSection"] = section
+        extras["airsimConfig"] = refs[0].replace("\\", "/") if len(refs) == 1 else ";".join(
+            r.replace("\\", "/") for r in refs)
         for key, value in actor.items():
             if key not in skip:
                 put("airsimActor." + key, _json_value(value))
@@ -376,20 +407,10 @@ class _Reader:
             if isinstance(link.get("parent-link"), str) and link.get("name") not in parent_of:
                 parent_of[link.get("name")] = (link["parent-link"], (ORIGIN, IDENTITY))
 
-        def frame(name, depth=0):
-            if name in frames:
-                return frames[name]
-            if name not in parent_of or depth > 64:
-                frames[name] = (ORIGIN, IDENTITY)
-                return frames[name]
-            parent, local = parent_of[name]
-            frames[name] = compose(frame(parent, depth + 1), local)
-            return frames[name]
-
         parts, visuals, mass = [], [], 0.0
         for link in links:
             name = link.get("name", "")
-            link_frame = frame(name)
+            link_frame = _link_frame(name, frames, parent_of)
             inertial = link.get("inertial") if isinstance(link.get("inertial"), dict) else {}
             value = inertial.get("mass", 0.0)
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
@@ -557,6 +578,30 @@ def _number(value) -> float | None:
         number = float(value)
         return number if math.isfinite(number) else None
     return None
+
+
+def _deep_merge(a, b):
+    """``b`` over ``a``, objects merged key by key. (A module function: a local one that calls itself is a
+    reference cycle per call, garbage left to the paused cyclic collector.)"""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = _deep_merge(a.get(k), v) if k in a else v
+        return out
+    return b
+
+
+def _link_frame(name, frames: dict, parent_of: dict, depth: int = 0):
+    """The pose of link ``name`` in its actor's frame, through its parents' joints (``frames`` remembers
+    them). A module function: a local one that calls itself is a reference cycle per actor."""
+    if name in frames:
+        return frames[name]
+    if name not in parent_of or depth > 64:
+        frames[name] = (ORIGIN, IDENTITY)
+        return frames[name]
+    parent, local = parent_of[name]
+    frames[name] = compose(_link_frame(parent, frames, parent_of, depth + 1), local)
+    return frames[name]
 
 
 def _json_value(value):

@@ -167,6 +167,8 @@ def _check_values(scene: Scene, path: str) -> None:
         if record.schema is None:
             continue
         problems = record.decode_keys(built=True) if decoded else (record.structure_errors() or record.decode_all())
+        if not problems:  # (most records: no path decoded to name them)
+            continue
         try:
             name = record.path if record.schema.field("path") else ""
         except ValueFormatError:

@@ -20,6 +20,15 @@ from .values import FLAG, NUMBER, TEXT, decode_number_column, encode_text
 
 
 _SEPARATORS = re.compile(r"[ \t\r\n\x0b\x0c]+")
+# Edits of any record so far (Scene.find rebuilds its index on a miss only after one). A module-level
+# cell, not a class attribute: writing an attribute of ``Record`` invalidates the attribute caches of every
+# record class, which made each record that a reader builds (one write each) about twice as slow to make.
+_EDITS = [0]
+
+
+def record_edits() -> int:
+    """How many times any record was edited (set, unset, or made with keys) so far in this process."""
+    return _EDITS[0]
 
 
 def split_tokens(line: str) -> list[str]:
@@ -38,7 +47,7 @@ class Record:
 
     __slots__ = ("_token_list", "source", "line", "_layout", "_pos", "_keys", "_split", "changed", "_cache", "_problems")
     _template: tuple | None = None  # per record class, see _new_template
-    edits = 0  # edits of any record so far: Scene.find rebuilds its index on a miss only after one
+    _built_checked: frozenset | None = None  # per record class, see decode_keys
 
     def __init__(self, **values: Any):
         """A new record: ``Object(path="/World/Box", primitive="box", mass=2.0)``.
@@ -81,9 +90,12 @@ class Record:
             own = self._keys
             for name, value in keys.items():
                 field = index.get(name)
-                own[name] = _encode_unknown(value) if field is None else field.type.encode(value)
+                if field is not None:
+                    own[name] = field.type.encode(value)
+                else:  # _encode_unknown, its common case (a str) without the call
+                    own[name] = encode_text(value) if type(value) is str else _encode_unknown(value)  # noqa: E721
             self._cache.clear()
-            Record.edits += 1
+            _EDITS[0] += 1
 
     @classmethod
     def from_line(cls, source: str, line: int) -> "Record":
@@ -195,6 +207,18 @@ class Record:
         problems = [] if problems is None else problems
         cache, field = self._cache, self.schema.field
         skip = built and self.source is None
+        if skip:  # only the documented keys whose text may not decode (most records: none of their keys)
+            checked = type(self)._built_checked
+            if checked is None:
+                checked = type(self)._built_checked = frozenset(
+                    name for name, f in self.schema._index.items() if not f.type.built_decodes)
+            for key in self._keys:
+                if key in checked and key not in cache:
+                    try:
+                        self.get(key)
+                    except ValueFormatError as exc:
+                        problems.append(str(exc))
+            return problems
         for key in self._keys:
             if key not in cache:
                 f = field(key)
@@ -308,7 +332,7 @@ class Record:
             self._keys[name] = field.type.encode(value)
         self._cache.clear()  # derived defaults (such as the id) may depend on this field
         self.changed = True
-        Record.edits += 1
+        _EDITS[0] += 1
 
     def unset(self, name: str) -> None:
         """Remove a ``key=value`` field, so the default applies again."""
@@ -317,7 +341,7 @@ class Record:
             del self._keys[name]
             self._cache.clear()
             self.changed = True
-            Record.edits += 1
+            _EDITS[0] += 1
 
     def _set_positional(self, field: Field, value: Any) -> None:
         found = self.schema.offsets(self._layout).get(field.name)  # a walk of the layout per field made a
@@ -541,7 +565,7 @@ def make_record_class(schema: RecordSchema) -> type[Record]:
     """A typed class for a record kind, with one property per field (``obj.mass``, ``obj.position``)."""
     name = "".join(part.capitalize() for part in schema.tag.split("_"))
     namespace: dict[str, Any] = {"schema": schema, "tag": schema.tag, "__slots__": (), "__doc__": schema.doc,
-                                 "_template": None}
+                                 "_template": None, "_built_checked": None}
     for field_name in schema.field_names():
         if not field_name.isidentifier() or field_name in ("path", "id", "tag", "line", "source"):
             continue

@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 
 from .errors import ValueFormatError
 from .kinds import RECORD_CLASSES, SINGLETON_TAGS, new_record
-from .record import Record
+from .record import Record, record_edits
 from .schema import SECTION_RANK
 
 
@@ -75,6 +75,14 @@ class _Order:
     def inserted(self, items: list, at: int, rank: int) -> None:
         """``items[at]`` (of section ``rank``) was just inserted."""
         last = self.last
+        if at == len(items) - 1:  # appended (most adds): no section end moves, nothing after it
+            last[rank] = at
+            self.length += 1
+            if self.sorted:
+                before = items[at - 1] if at else None
+                self.sorted = (SECTION_RANK.get(before.tag, _LAST_RANK) if isinstance(before, Record)
+                               else _rank_near(items, at, -1)) <= rank
+            return
         if at < len(items) - 1:  # not appended (an append, most adds, moves no section end)
             for r in range(len(last)):
                 if last[r] >= at:
@@ -246,7 +254,7 @@ class Scene:
     # -- lookup -----------------------------------------------------------------------------------------
 
     def _build_index(self) -> dict[str, Record]:
-        self._index_edits = Record.edits
+        self._index_edits = record_edits()
         index: dict[str, Record] = {}
         for record in self.records:
             if record.schema is None or record.schema.field("path") is None:
@@ -267,7 +275,7 @@ class Scene:
         if self._index is None:
             self._index = self._build_index()
         found = self._index.get(ref)
-        if found is None and self._index_edits == Record.edits:
+        if found is None and self._index_edits == record_edits():
             return None  # no record was edited since the index was built: a miss is a miss
         if found is None or ref not in (found.path, found.id):
             self._index = self._build_index()  # records may have been renamed since the last lookup

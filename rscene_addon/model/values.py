@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import struct
 
 import numpy as np
 
@@ -23,6 +24,10 @@ _HEX = "0123456789ABCDEF"
 _ESCAPED = frozenset(range(0x21)) | {ord("%"), ord("="), ord(";"), 0x7F}
 _PLAIN_TEXT = re.compile(r"[!-$&-:<>-~]+")  # printable ASCII but space, % ; and =: text that needs no escape
 _PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
+
+
+# encode_text's table of plain texts seen lately -> their tokens (bounded: cleared when full)
+_TEXT_TOKENS: dict[str, str] = {}
 
 
 def decode_text(raw: str) -> str:
@@ -39,8 +44,16 @@ def decode_text(raw: str) -> str:
 
 
 def encode_text(value: str) -> str:
+    done = _TEXT_TOKENS.get(value)  # names, types and references repeat from record to record
+    if done is not None:
+        return done
     if _PLAIN_TEXT.fullmatch(value):  # the common case, without a per-byte walk
-        return value if value != "-" else "%2D"
+        done = value if value != "-" else "%2D"
+        if len(value) <= 64:  # short texts only: what a record holds once each (paths) fills the table
+            if len(_TEXT_TOKENS) >= 4096:
+                _TEXT_TOKENS.clear()
+            _TEXT_TOKENS[value] = done
+        return done
     if value == "":
         return "-"
     if value == "-":
@@ -337,6 +350,7 @@ class Vec(ValueType):
     def __init__(self, n: int):
         self.span = n
         self.name = f"vec{n}" if n != 4 else "quat"
+        self._bits = struct.Struct(f"<{n}d").pack  # the table's key: n doubles, bit for bit
 
     def decode(self, raw):
         values = _split_numbers(raw, ",")
@@ -349,19 +363,19 @@ class Vec(ValueType):
 
     def encode_tokens(self, value):
         # ``_check_len`` and ``encode_numbers`` in one frame: every record made encodes two or three vectors,
-        # and most of them (rotations, sizes) repeat: their text is remembered per tuple
-        # (only vectors without a zero: 0.0 == -0.0 as a key, and "0" is not "-0")
-        cacheable = False
-        if type(value) is tuple:
+        # and most of them (rotations, sizes) repeat: their text is remembered per vector, keyed by the
+        # exact bits of its doubles (so 0.0 and -0.0, whose texts differ, are two keys, and a vector with a
+        # zero, such as the identity rotation, is remembered too)
+        key = None
+        if type(value) is tuple and len(value) == self.span:
             try:
-                cacheable = 0.0 not in value
-            except ValueError:  # an element whose == is not a truth value (an array): float() names it below
+                key = self._bits(*value)
+            except (TypeError, ValueError, OverflowError, struct.error):  # float() names the culprit below
                 pass
-        if cacheable:
-            tokens = _VEC_TEXT.get(value)
-            if tokens is not None:
-                return list(tokens)
-        key = value
+            else:
+                tokens = _VEC_TEXT.get(key)
+                if tokens is not None:
+                    return list(tokens)
         value = tuple(map(float, value))
         if len(value) != self.span:
             raise ValueFormatError(f"expected {self.span} values, got {len(value)}")
@@ -371,14 +385,14 @@ class Vec(ValueType):
                       for v in value]
         else:
             tokens = list(map(encode_number, value))
-        if cacheable:
+        if key is not None:
             if len(_VEC_TEXT) >= _VEC_TEXT_LIMIT:  # unique positions fill it: start again
                 _VEC_TEXT.clear()
             _VEC_TEXT[key] = tuple(tokens)
         return tokens
 
 
-# Vec.encode_tokens' table: tuple of numbers without a zero -> its tokens
+# Vec.encode_tokens' table: the bits of a vector's doubles -> its tokens
 _VEC_TEXT: dict[tuple, tuple] = {}
 _VEC_TEXT_LIMIT = 1 << 12
 

@@ -57,3 +57,28 @@ def test_what_the_c_scanner_accepts_is_still_checked(text, message):
         return
     with pytest.raises(FormatError, match=message):
         jsonc.loads(text, "x.json")
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": [1, -Infinity]}', '{"a": {"b": [2.5e308]}}', '[' * 70 + ']' * 70, '{"a":' * 65 + '1' + '}' * 65,
+    '{"a": [[' + '{"b": ' * 63 + '[]' + '}' * 63 + ']]}', '{"a": 18446744073709551616}', '[-9223372036854775809]',
+    '{"a": 18446744073709551615, "b": [-9223372036854775808]}', '{"a": [1.5e300, -1e-400]}', '[' * 64 + ']' * 64])
+def test_the_walk_is_skipped_only_where_it_would_find_nothing(text):
+    """``loads`` skips ``_check_values`` when the scanner saw nothing suspect; what the walk itself says
+    about the parsed value (an error or none) is what ``loads`` says, the text at line 1 or spread over lines."""
+    for shown in (text, text.replace(",", ",\n")):
+        value = json.loads(shown)  # the C scanner accepts every case (its recursion limit is far deeper)
+        try:
+            jsonc._check_values(value, "x.json")
+            expected = None
+        except FormatError as exc:
+            expected = str(exc).replace(":1:", ":L:")
+        try:
+            jsonc.loads(shown, "x.json")
+            got = None
+        except FormatError as exc:
+            got = str(exc).replace(":1:", ":L:")
+        if expected is None:
+            assert got is None, shown
+        else:  # the walk on a value without lines names line 1; loads names the real line
+            assert got is not None and got.split(": ", 1)[1] == expected.split(": ", 1)[1], shown
