@@ -98,7 +98,11 @@ class Pack:
         self.handed[k] = views
 
     def _views(self, buf):
-        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut)."""
+        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut; one system:
+        each view cut and shaped at once)."""
+        if len(self.systems) == 1:
+            return [[buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
+                     for _, a, b, shape in self.state_slices[0]]]
         per = [[] for _ in self.systems]
         for a, b, tail, cuts in self.fields:
             if tail:
