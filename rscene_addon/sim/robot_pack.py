@@ -98,7 +98,11 @@ class Pack:
         self.handed[k] = views
 
     def _views(self, buf):
-        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut)."""
+        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut; one system:
+        each view cut and shaped at once)."""
+        if len(self.systems) == 1:
+            return [[buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
+                     for _, a, b, shape in self.state_slices[0]]]
         per = [[] for _ in self.systems]
         for a, b, tail, cuts in self.fields:
             if tail:
@@ -159,12 +163,10 @@ class Pack:
         K, n = len(self.systems), self.state.shape[0]
         self.state = out[:n]  # the contacts and rows follow it
         failed = []
-        head = meta[:K + 3 * (K + 1)].tolist()
-        ok, c0, t0, r0 = head[:K], head[K:2 * K + 1], head[2 * K + 1:3 * K + 2], head[3 * K + 2:]
-        touch = meta[K + 3 * (K + 1):]
-        C = c0[K]
-        contacts = out[n:n + C * self.rs.CONTACT].reshape(C, self.rs.CONTACT)
-        rows = out[n + C * self.rs.CONTACT:]
+        # one list for the whole head and the touch codes: a numpy slice per item costs more
+        head = meta.tolist()
+        ok, c0, t0, r0 = head[:K], head[K:2 * K + 1], head[2 * K + 1:3 * K + 2], head[3 * K + 2:4 * K + 3]
+        touch = head[4 * K + 3:]
         views = self._views(out)
         for k, (s, good) in enumerate(zip(self.systems, ok)):
             if not good:
@@ -174,12 +176,14 @@ class Pack:
             d = s.__dict__
             d["time"] += dt
             d["_last_contacts"] = None
-            # sliced when asked for (``multibody_compiled.contact_dicts``)
-            d["_contact_arrays"] = (contacts, rows, c0[k], c0[k + 1], r0[k], r0[k + 1])
-            sig = touch[t0[k]:t0[k + 1]].tobytes()
+            # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
+            # when asked for (``multibody_compiled.contact_dicts``)
+            d["_contact_arrays"] = (out, n, c0[K], c0[k], c0[k + 1], r0[k], r0[k + 1])
+            sig = touch[t0[k]:t0[k + 1]]
             last = d.get("_touch_sig")
             if last is None or last[0] != sig or last[1] is not s._touching:
-                _record_events(s, contacts[c0[k]:c0[k + 1]], touch_impulse)
+                C = self.rs.CONTACT
+                _record_events(s, out[n + c0[k] * C:n + c0[k + 1] * C].reshape(-1, C), touch_impulse)
                 s._touch_sig = (sig, s._touching)
         return failed
 

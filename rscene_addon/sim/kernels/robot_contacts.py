@@ -8,6 +8,9 @@ Shapes per system (``sim.robot_arrays``): sample points ``pts`` (P, 4: x y z rad
 ``pts[p0[i]:p0[i + 1]]``; primitive shapes ``st`` (type), ``ss`` (size), ``so`` (4x4 origin in the link) of
 link i at ``s0[i]:s0[i + 1]``; bounding spheres ``bc`` (centre, link frame) and ``br`` (radius, < 0: none).
 Rows: (C, 3, nv) Jacobians of the normal and two tangents, normal from the other side towards the link.
+
+The leaves that allocate nothing compile without reference counting (``_nrt=False``): with it every view and
+array argument costs an atomic increment and decrement, a third of the self-contact pass of a Laikago step.
 """
 from __future__ import annotations
 
@@ -35,7 +38,7 @@ def tangents(n):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
     """``link_contacts.contact_targets``: (closes this step, velocity target, position-correction target)."""
     if gap > 0 and gap + dt * vn > 0:
@@ -64,7 +67,7 @@ def point_jacobian(i, p, parent, ds0, nd, S, nv):
     return jac
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rows_into(rows, c, basis, jp):
     """rows[c] = basis @ jp."""
     for a in range(3):
@@ -142,7 +145,7 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
     return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows[:c]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _local(R, c, x):
     """R^T (x - c) as three scalars (no array: these run once per point and shape)."""
     d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
@@ -150,19 +153,19 @@ def _local(R, c, x):
             R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _rot(R, n0, n1, n2):
     """R @ n as three scalars, summed in ``mv``'s order."""
     return (0.0 + R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2, 0.0 + R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2,
             0.0 + R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sgn(v):
     return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sdf(kind, size, c, R, x):
     """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal x,
     y, z), scalars (this runs for every point near a shape: no heap arrays)."""
@@ -224,7 +227,7 @@ def _sdf(kind, size, c, R, x):
     return dist, w0, w1, w2
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _face_tie(size, c, R, x, n0, n1, n2, towards):
     """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once: the normal
     (three scalars; unchanged when the point is not at a tie)."""
@@ -309,7 +312,7 @@ def body_velocities(u, parent, ds0, nd, S):
     return vel
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _normal_speed(vel, i, p, n):
     """n . (velocity of the point p fixed on body i) for body velocities ``vel`` (``body_velocities``)."""
     w0, w1, w2 = vel[i, 0], vel[i, 1], vel[i, 2]
@@ -385,7 +388,7 @@ def _world_geometry(frames, pts, p0, st, ss, so, s0):
     return wp, sc, sR, srad, lo, hi
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn,
                       fg, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
