@@ -151,11 +151,13 @@ class _Reader:
                 self.meshdir = node.get("meshdir")
             if node.get("inertiafromgeom") is not None:
                 self.inertia_from_geom = node.get("inertiafromgeom")
-            if node.get("inertiagrouprange") is not None:
-                lo, hi = self.floats(node, node.attrib, "inertiagrouprange", counts=(2,))
-                self.inertia_groups = (int(lo), int(hi))
-            if node.get("settotalmass") is not None:
-                self.total_mass = float(self.floats(node, node.attrib, "settotalmass", counts=(1,))[0])
+            # a blank value reads as absent, as everywhere in ``floats``
+            groups = self.floats(node, node.attrib, "inertiagrouprange", counts=(2,))
+            if groups is not None:
+                self.inertia_groups = (int(groups[0]), int(groups[1]))
+            total = self.floats(node, node.attrib, "settotalmass", counts=(1,))
+            if total is not None:
+                self.total_mass = float(total[0])
             if node.get("coordinate") == "global":
                 self.fail(node, "coordinate=\"global\" is not supported (only local coordinates)")
         self.classes["main"] = {}
