@@ -620,15 +620,11 @@ def _plane_body(s, g: int) -> str:
 
 
 def contact_dicts(s) -> list[dict]:
-    """``last_contacts`` of a system stepped by ``robot_pack`` (the step's buffer: its state (n values), the
-    contacts (C, CONTACT) and flat rows of all its systems; where this system's lie), as the numpy route lists
-    them."""
+    """``last_contacts`` of a system stepped by ``robot_pack`` (``robot_pack.step_contacts``), as the numpy
+    route lists them."""
     if s._contact_arrays is None:
         return []
-    buf, n, C, c0, c1, r0, r1 = s._contact_arrays
-    from .kernels.robot_step import CONTACT
-    cont = buf[n + c0 * CONTACT:n + c1 * CONTACT].reshape(c1 - c0, CONTACT)
-    rows = buf[n + C * CONTACT + r0:n + C * CONTACT + r1].reshape(c1 - c0, 3, s.nv)
+    cont, rows = robot_pack.step_contacts(s._contact_arrays, s.nv)
     out = []
     for c in range(len(cont)):
         kind, link, other = int(cont[c, 0]), int(cont[c, 1]), int(cont[c, 2])

@@ -177,13 +177,12 @@ class Pack:
             d["time"] += dt
             d["_last_contacts"] = None
             # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
-            # when asked for (``multibody_compiled.contact_dicts``)
+            # when asked for (``step_contacts``)
             d["_contact_arrays"] = (out, n, c0[K], c0[k], c0[k + 1], r0[k], r0[k + 1])
             sig = touch[t0[k]:t0[k + 1]]
             last = d.get("_touch_sig")
             if last is None or last[0] != sig or last[1] is not s._touching:
-                C = self.rs.CONTACT
-                _record_events(s, out[n + c0[k] * C:n + c0[k + 1] * C].reshape(-1, C), touch_impulse)
+                _record_events(s, step_contacts(d["_contact_arrays"], s.nv)[0], touch_impulse)
                 s._touch_sig = (sig, s._touching)
         return failed
 
@@ -216,6 +215,17 @@ def _arrays(rs, s, a, t, sp):
     cols[rs.P_ALLOW] = pallow
     cols[rs.P_SELF] = allowed
     return sizes, cols
+
+
+def step_contacts(arrays, nv: int):
+    """One system's contacts (c, CONTACT) and rows (c, 3, nv) in a packed step's buffer, from the
+    ``_contact_arrays`` a step keeps: (buffer, its state's length n, all systems' contact count C, this
+    system's c0:c1 and r0:r1). The contacts of all systems follow the state, their flat rows the contacts."""
+    from .kernels.robot_step import CONTACT
+    buf, n, C, c0, c1, r0, r1 = arrays
+    rows_at = n + C * CONTACT
+    return (buf[n + c0 * CONTACT:n + c1 * CONTACT].reshape(c1 - c0, CONTACT),
+            buf[rows_at + r0:rows_at + r1].reshape(c1 - c0, 3, nv))
 
 
 def _record_events(s, cont, touch_impulse: float) -> None:
