@@ -83,12 +83,11 @@ class _Order:
                 self.sorted = (SECTION_RANK.get(before.tag, _LAST_RANK) if isinstance(before, Record)
                                else _rank_near(items, at, -1)) <= rank
             return
-        if at < len(items) - 1:  # not appended (an append, most adds, moves no section end)
-            for r in range(len(last)):
-                if last[r] >= at:
-                    last[r] += 1
-            if self.last_comment >= at:
-                self.last_comment += 1
+        for r in range(len(last)):  # inserted before others: the section ends from ``at`` on move
+            if last[r] >= at:
+                last[r] += 1
+        if self.last_comment >= at:
+            self.last_comment += 1
         last[rank] = max(last[rank], at)
         self.length += 1
         if self.sorted:  # still in order when its neighbouring records are of its section or beyond
