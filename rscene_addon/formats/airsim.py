@@ -38,7 +38,7 @@ import os
 import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
-from ..model.values import encode_number
+from ..model.values import encode_number, remember
 from . import geo, jsonc
 from .atomic import text_writer
 from .sceneutil import (PathAllocator, encode_extra, extra_text, extra_vec, leaf_name, loss_warnings, record_label,
@@ -137,9 +137,7 @@ class _Reader:
             except ValueError:
                 values = ()
             if type(value) is str and len(value) <= 64:  # "0 0 0" and its kind repeat from actor to actor
-                if len(_FLOAT_TEXT) >= 4096:
-                    _FLOAT_TEXT.clear()
-                _FLOAT_TEXT[value] = values
+                remember(_FLOAT_TEXT, value, values)
         if len(values) != n or (not math.isfinite(sum(values)) and not all(map(math.isfinite, values))):
             self.error(owner, f"{key!r} needs {n} numbers, got {value!r}", file)
             return None
@@ -185,9 +183,7 @@ class _Reader:
         q_ned = (1.0, 0.0, 0.0, 0.0) if not any(rpy) else quat_from_rpy(*rpy)
         rotation = geo.quat_ned_to_model(q_ned)
         if rotation_key is not None and rpy_ok and len(rotation_key[1]) <= 64:
-            if len(_ROTATIONS) >= 4096:
-                _ROTATIONS.clear()
-            _ROTATIONS[rotation_key] = rotation
+            remember(_ROTATIONS, rotation_key, rotation)
         return (geo.ned_to_model(ned), rotation), point
 
     # -- configs --------------------------------------------------------------------------------------

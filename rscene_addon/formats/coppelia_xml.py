@@ -41,7 +41,7 @@ import re
 import numpy as np
 
 from ..model import Diagnostic, FormatError, Scene, new_record
-from ..model.values import encode_number
+from ..model.values import encode_number, remember
 from .atomic import read_source, text_writer
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
                         extra_vec, leaf_name, loss_warnings, material_color, record_label, sanitize_name,
@@ -95,9 +95,7 @@ def _floats(text: str | None) -> tuple[float, ...] | None:
             if not math.isfinite(sum(values)) and not all(map(math.isfinite, values)):
                 values = None
         if len(text) <= 64:  # short texts only: a mesh's vertex list is read once
-            if len(_FLOATS) >= 65536:
-                _FLOATS.clear()
-            _FLOATS[text] = values
+            remember(_FLOATS, text, values, 65536)
     return values
 
 
@@ -115,9 +113,7 @@ def _euler_quat(euler: tuple) -> tuple:
     key = euler if all(euler) else (euler, tuple(math.copysign(1.0, v) for v in euler))
     quat = _EULER_QUATS.get(key)
     if quat is None:
-        if len(_EULER_QUATS) >= 65536:  # bounded: a scene of all-different rotations gains nothing
-            _EULER_QUATS.clear()
-        quat = _EULER_QUATS[key] = quat_from_coppelia_euler(*euler)
+        quat = remember(_EULER_QUATS, key, quat_from_coppelia_euler(*euler), 65536)
     return quat
 
 
@@ -134,9 +130,7 @@ def _compose(a: tuple, b: tuple) -> tuple:
     quat = _COMPOSED.get((qa, qb))
     if quat is None:
         pose = compose(a, b)
-        if len(_COMPOSED) >= 65536:  # bounded: a scene of all-different rotations gains nothing
-            _COMPOSED.clear()
-        _COMPOSED[(qa, qb)] = pose[1]
+        remember(_COMPOSED, (qa, qb), pose[1], 65536)
         return pose
     # compose's own shortcuts, in its order (same finiteness tests, same sums, same -0.0 cleaning)
     x, y, z = pb

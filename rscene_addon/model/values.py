@@ -30,6 +30,16 @@ _PERCENT = re.compile(rb"%([0-9A-Fa-f]{2})")
 _TEXT_TOKENS: dict[str, str] = {}
 
 
+def remember(table: dict, key, value, limit: int = 4096):
+    """``table[key] = value``, the table emptied first when it holds ``limit`` entries (the readers' tables
+    of repeating texts and rotations stay bounded whatever a file holds, and a scene of all-different values
+    only restarts them). Returns ``value``."""
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+    return value
+
+
 def decode_text(raw: str) -> str:
     """``-`` and the empty token are the empty string; ``%HH`` is one byte (either case)."""
     if raw == "-" or raw == "":
@@ -50,9 +60,7 @@ def encode_text(value: str) -> str:
     if _PLAIN_TEXT.fullmatch(value):  # the common case, without a per-byte walk
         done = value if value != "-" else "%2D"
         if len(value) <= 64:  # short texts only: what a record holds once each (paths) fills the table
-            if len(_TEXT_TOKENS) >= 4096:
-                _TEXT_TOKENS.clear()
-            _TEXT_TOKENS[value] = done
+            remember(_TEXT_TOKENS, value, done)
         return done
     if value == "":
         return "-"
@@ -385,10 +393,8 @@ class Vec(ValueType):
                       for v in value]
         else:
             tokens = list(map(encode_number, value))
-        if key is not None:
-            if len(_VEC_TEXT) >= _VEC_TEXT_LIMIT:  # unique positions fill it: start again
-                _VEC_TEXT.clear()
-            _VEC_TEXT[key] = tuple(tokens)
+        if key is not None:  # (unique positions fill the table: it starts again)
+            remember(_VEC_TEXT, key, tuple(tokens), _VEC_TEXT_LIMIT)
         return tokens
 
 
