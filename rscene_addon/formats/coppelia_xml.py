@@ -39,6 +39,7 @@ import os
 import re
 
 import numpy as np
+from xml.etree.ElementTree import Element as Node  # the reader's tree (xmltree.parse_elements)
 
 from ..model import Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number, remember
@@ -53,7 +54,7 @@ from ..base.spatial import record_quat_from_coppelia_euler as quat_from_coppelia
 from ..base.spatial import record_quat_from_matrix as quat_from_matrix
 from ..base.spatial import record_quat_mul as quat_mul
 from ..base.spatial import record_rotate as quat_rotate
-from .xmltree import Node, XmlWriter, parse
+from .xmltree import XmlWriter, element_text, parse_elements
 
 FORMAT = "coppelia_xml"
 EXTENSIONS = (".simscene.xml", ".simmodel.xml", ".xml")
@@ -146,18 +147,18 @@ def _plain_common(common: Node) -> bool:
     """Whether a ``<common>`` holds nothing but what ``visit`` reads: an ``<alias>`` or ``<name>`` and a
     ``<localFrame>`` of a ``<position>`` and an ``<euler>``, each once, none with children."""
     seen = set()
-    for child in common.children:
+    for child in common:
         tag = child.tag
         if tag in seen:
             return False
         seen.add(tag)
         if tag == "localFrame":
             inner = set()
-            for part in child.children:
-                if part.tag not in ("position", "euler") or part.tag in inner or part.children:
+            for part in child:
+                if part.tag not in ("position", "euler") or part.tag in inner or len(part):
                     return False
                 inner.add(part.tag)
-        elif tag not in ("alias", "name") or child.children:
+        elif tag not in ("alias", "name") or len(child):
             return False
     return True
 
@@ -170,10 +171,10 @@ def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
     if dynamics is not None:
         switches = dynamics.find("switches")
         if switches is not None:
-            static = _flag(switches.child_text("static"), True)
-            respondable = _flag(switches.child_text("respondable"), True)
+            static = _flag(_child_text(switches, "static"), True)
+            respondable = _flag(_child_text(switches, "respondable"), True)
         node = dynamics.find("mass")
-        values = _floats(node.text) if node is not None else None
+        values = _floats(element_text(node)) if node is not None else None
         mass = values[0] if values and len(values) == 1 else 1.0
         if mass <= 0 and not static:
             mass = 1.0
@@ -205,6 +206,12 @@ def _flag(text: str | None, default: bool) -> bool:
     return default
 
 
+def _child_text(node: Node, tag: str, default: str | None = None) -> str | None:
+    """The stripped text of the first child ``tag``, or ``default`` without one."""
+    child = node.find(tag)
+    return element_text(child).strip() if child is not None else default
+
+
 def _path(node: Node, dotted: str) -> Node | None:
     for part in dotted.split("."):
         if node is None:
@@ -214,8 +221,9 @@ def _path(node: Node, dotted: str) -> Node | None:
 
 
 class _Reader:
-    def __init__(self, path: str):
+    def __init__(self, path: str, lines):
         self.path = path
+        self.lines = lines  # xmltree.ElementLines: the line of an element a message names
         self.scene = Scene(version=2, path=None if path.startswith("<") else path)
         self.scene.source_format = FORMAT
         self.errors: list[Diagnostic] = []
@@ -225,10 +233,10 @@ class _Reader:
         self.joint_warned = False
 
     def error(self, node: Node, message: str) -> None:
-        self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
+        self.errors.append(Diagnostic(self.path, self.lines.line(node), node.tag, message))
 
     def warn(self, node: Node, message: str) -> None:
-        warn(self.scene, node.file, node.line, node.tag, message)
+        warn(self.scene, self.path, self.lines.line(node), node.tag, message)
 
     # -- values ---------------------------------------------------------------------------------------
 
@@ -236,9 +244,10 @@ class _Reader:
         child = node.find(tag) if node is not None else None
         if child is None:
             return default
-        values = _floats(child.text)
+        text = element_text(child)
+        values = _floats(text)
         if values is None or (n is not None and len(values) != n):
-            self.error(child, f"<{tag}> needs {n if n else 'a list of'} number(s), got {child.text.strip()!r}")
+            self.error(child, f"<{tag}> needs {n if n else 'a list of'} number(s), got {text.strip()!r}")
             return default
         return tuple(values)
 
@@ -250,11 +259,10 @@ class _Reader:
         """The pose of a ``localFrame`` element (identity when absent)."""
         if node is None:
             return ORIGIN, IDENTITY
-        children = node.children
-        if len(children) == 2:  # the usual <position> then <euler>, both well formed: no finds, no checks
-            first, second = children
+        if len(node) == 2:  # the usual <position> then <euler>, both well formed: no finds, no checks
+            first, second = node
             if first.tag == "position" and second.tag == "euler":
-                position, euler = _floats(first.text), _floats(second.text)
+                position, euler = _floats(element_text(first)), _floats(element_text(second))
                 if position is not None and euler is not None and len(position) == 3 and len(euler) == 3:
                     return position, _euler_quat(euler)
         position = self.numbers(node, "position", 3, ORIGIN)
@@ -279,7 +287,7 @@ class _Reader:
         counts: dict[str, int] = {}
         skip = skip_objects and not prefix
         dot = prefix + "." if prefix else ""
-        for child in node.children:
+        for child in node:
             tag = child.tag
             if skip and tag in _ANY_OBJECT_TAG:
                 continue
@@ -291,18 +299,18 @@ class _Reader:
                 dotted = dot + tag
             if dotted in consumed:
                 continue
-            if child.children:
+            if len(child):
                 self.leftovers(record, child, consumed, dotted, skip_objects)
             elif not any(c.startswith(dotted + ".") for c in consumed):
-                set_extra(record, "cs." + dotted, child.text.strip())
+                set_extra(record, "cs." + dotted, (child.text or "").strip())
 
     # -- top level ------------------------------------------------------------------------------------
 
     def read(self, root: Node) -> Scene:
         if root.tag.lower() != "coppeliasim":
-            raise FormatError(Diagnostic(root.file, root.line, root.tag,
+            raise FormatError(Diagnostic(self.path, self.lines.line(root), root.tag,
                                          f"not a CoppeliaSim file: the root element is <{root.tag}>"))
-        filetype = root.child_text("filetype")
+        filetype = _child_text(root, "filetype")
         if filetype is None:
             self.error(root, "missing <filetype> (simpleScene or simpleModel)")
         elif filetype not in ("simpleScene", "simpleModel"):
@@ -321,7 +329,7 @@ class _Reader:
             dt = self.number(simulation, "simulationTimeStep") or self.number(simulation, "timeStep")
             if dt:
                 self.scene.add(new_record("time_step", dt=dt))
-        for child in root.children:
+        for child in root:
             if child.tag in OBJECT_TAGS:
                 self.visit(child, (ORIGIN, IDENTITY), None, None)
             elif child.tag in UNSUPPORTED_OBJECT_TAGS:
@@ -340,7 +348,7 @@ class _Reader:
         common = node.find("common")
         alias = None
         if common is not None:
-            alias = common.child_text("alias") or common.child_text("name")
+            alias = _child_text(common, "alias") or _child_text(common, "name")
         path = self.paths.take(sanitize_name(alias or "", node.tag), parent_path)
         local = self.frame(common.find("localFrame") if common is not None else None)
         world = _compose(parent_world, local)
@@ -363,14 +371,14 @@ class _Reader:
             holder = (record, record_world)
         else:
             holder = parent
-        for child in node.children:
+        for child in node:
             if child.tag in OBJECT_TAGS:
                 self.visit(child, world, path, holder)
             elif child.tag in UNSUPPORTED_OBJECT_TAGS:
                 self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
 
     def scripts(self, record, node: Node, consumed: set[str]) -> None:
-        if not any(child.tag in _SCRIPT_TAGS for child in node.children):
+        if not any(child.tag in _SCRIPT_TAGS for child in node):
             return  # (most objects have no script: one pass instead of a find per kind)
         for kind in _SCRIPT_TAGS:
             script = node.find(kind)
@@ -378,13 +386,13 @@ class _Reader:
                 continue
             text = script.find("scriptText")
             if text is not None:
-                set_extra(record, kind, text.text)
+                set_extra(record, kind, element_text(text))
                 consumed.add(f"{kind}.scriptText")
 
     # -- shapes ---------------------------------------------------------------------------------------
 
     def read_shape(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
-        geometry = next((c for c in node.children if c.tag in ("primitive", "mesh", "heightfield", "compound")), None)
+        geometry = next((c for c in node if c.tag in ("primitive", "mesh", "heightfield", "compound")), None)
         if geometry is None:
             self.error(node, "a shape needs one of <primitive>, <mesh>, <heightfield> or <compound>")
             return None, world, ()
@@ -425,7 +433,7 @@ class _Reader:
             consumed = _GEOMETRY_DONE[key] = frozenset(f"{geometry.tag}.{c}" for c in consumed_inside)
         # what leftovers() of a holder element around the geometry does, without making the holder: a
         # geometry element without children has nothing left over (its own tag prefixes every consumed path)
-        if geometry.children:
+        if len(geometry):
             self.leftovers(record, geometry, consumed, geometry.tag, False)
 
     def single_shape(self, geometry: Node, path: str, body: tuple, fields: dict | None = None):
@@ -435,7 +443,7 @@ class _Reader:
         if geometry.tag == "mesh":
             record = new_record("object", path=path, primitive="mesh", position=body[0], quaternion=body[1],
                                 material=material, **fields)
-            file_name = geometry.child_text("fileName")
+            file_name = _child_text(geometry, "fileName")
             if file_name:
                 ref = self.ref(file_name)
                 record.set("mesh", ref)
@@ -456,7 +464,7 @@ class _Reader:
             self.leftovers_geometry(record, geometry, ("fileName", "vertices", "indices", "localFrame.position",
                                                         "localFrame.euler", "color.ambientDiffuse"))
             return record
-        kind = (geometry.child_text("type") or "").lower()
+        kind = (_child_text(geometry, "type") or "").lower()
         size = self.numbers(geometry, "size", None, (0.1, 0.1, 0.1))
         size = tuple(size) + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
         values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
@@ -491,7 +499,7 @@ class _Reader:
 
     def compound_children(self, compound: Node, path: str, frame: tuple) -> list:
         children = []
-        for part in compound.children:
+        for part in compound:
             local = compose(frame, self.frame(part.find("localFrame")))
             if part.tag == "compound":
                 children.extend(self.compound_children(part, path, local))
@@ -560,8 +568,8 @@ class _Reader:
             consumed.add("dynamics")
             switches = dynamics.find("switches")
             if switches is not None:
-                static = _flag(switches.child_text("static"), True)
-                respondable = _flag(switches.child_text("respondable"), True)
+                static = _flag(_child_text(switches, "static"), True)
+                respondable = _flag(_child_text(switches, "respondable"), True)
             mass = self.number(dynamics, "mass", 1.0)
             if mass <= 0 and not static:
                 self.error(dynamics.find("mass"), f"mass must be positive for a dynamic shape, got {mass}")
@@ -584,8 +592,8 @@ class _Reader:
                     set_extra(record, "inertiaOffDiagonal", off)
                 set_extra(record, "centerOfMass", com)
             friction = _path(dynamics, "material.engines.bullet.friction")
-            if friction is not None and _floats(friction.text):
-                set_extra(record, "friction", _floats(friction.text)[0])
+            if friction is not None and _floats(element_text(friction)):
+                set_extra(record, "friction", _floats(element_text(friction))[0])
             self.leftovers(record, dynamics, _DYNAMICS_DONE, "dynamics", False)
         if not preset:
             for name, value in _body_fields(static, respondable, mass, record.schema.field("visualOnly")).items():
@@ -604,10 +612,11 @@ class _Reader:
         length = self.number(_path(node, "sizes"), "length", 0.15)
         diameter = self.number(_path(node, "sizes"), "diameter", 0.02)
         record = self._marker(node, path, world, "cylinder", diameter / 2, length, "joint")
-        jtype = (node.child_text("type") or "revolute").lower()
-        mode = node.child_text("mode") or "kinematic"
+        jtype = (_child_text(node, "type") or "revolute").lower()
+        mode = _child_text(node, "mode") or "kinematic"
         if jtype not in ("revolute", "prismatic", "spherical"):
-            self.error(node.find("type") or node, f"joint type {jtype!r}: expected revolute, prismatic or spherical")
+            type_node = node.find("type")
+            self.error(type_node if type_node is not None else node, f"joint type {jtype!r}: expected revolute, prismatic or spherical")
         angular = jtype != "prismatic"
         unit = math.pi / 180 if angular else 1.0
         set_extra(record, "jointType", jtype)
@@ -623,7 +632,7 @@ class _Reader:
             set_extra(record, "jointPosition", position * unit)
         cyclic = _path(node, "switches.cyclic")
         if cyclic is not None:
-            set_extra(record, "jointCyclic", _flag(cyclic.text, False))
+            set_extra(record, "jointCyclic", _flag(element_text(cyclic), False))
         dynamics = node.find("dynamics")
         if dynamics is not None:
             for tag, key, scale in (("maxForce", "jointMaxForce", 1.0), ("upperVelocityLimit", "jointMaxVelocity", unit),
@@ -636,11 +645,11 @@ class _Reader:
             for tag, key in (("motorEnabled", "jointMotorEnabled"), ("controlLoopEnabled", "jointControlLoopEnabled")):
                 switch = _path(dynamics, f"switches.{tag}")
                 if switch is not None:
-                    set_extra(record, key, _flag(switch.text, False))
+                    set_extra(record, key, _flag(element_text(switch), False))
                     consumed.add(f"dynamics.switches.{tag}")
         consumed.update({"type", "mode", "minPosition", "range", "position", "switches.cyclic", "sizes.length",
                          "sizes.diameter"})
-        if not self.joint_warned and any(c.tag in OBJECT_TAGS for c in node.children):
+        if not self.joint_warned and any(c.tag in OBJECT_TAGS for c in node):
             self.warn(node, "joints are kept as visual-only markers with their settings; the bodies below a "
                       "joint are not constrained to its parent")
             self.joint_warned = True
@@ -661,13 +670,13 @@ class _Reader:
                             width=int(resolution[0]), height=int(resolution[1]), renderMode="rgb", enabled=True)
         main = node.find("mainCamera")
         if main is not None:
-            set_extra(record, "coppeliaMainCamera", _flag(main.text, False))
+            set_extra(record, "coppeliaMainCamera", _flag(element_text(main), False))
         consumed.update({"viewAngle", "perspectiveAngle", "clippingPlanes.near", "clippingPlanes.far",
                          "nearClippingPlane", "farClippingPlane", "resolution", "mainCamera"})
         return record, world, ()
 
     def read_light(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
-        kind = (node.child_text("type") or "omni").lower()
+        kind = (_child_text(node, "type") or "omni").lower()
         if kind not in _LIGHT_TYPES:
             self.error(node.find("type"), f"light type {kind!r}: expected omni, spot or directional")
             kind = "omni"
@@ -695,7 +704,7 @@ class _Reader:
                     consumed.add(f"attenuationFactors.{tag}")
         active = _path(node, "switches.lightIsActive")
         if active is not None:
-            record.set("visible", _flag(active.text, True))
+            record.set("visible", _flag(element_text(active), True))
             consumed.add("switches.lightIsActive")
         consumed.update({"type", "color.light.ambientDiffuse", "color.light.specular", "spotCutoffAngle",
                          "spot.cutoffAngle"})
@@ -714,7 +723,7 @@ class _Reader:
 
     def read_proximitySensor(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
         record = self._sensor(node, path, world, parent, _PROXIMITY_KINDS, "proximitySensor", False)
-        set_extra(record, "proximityShape", node.child_text("type") or "ray")
+        set_extra(record, "proximityShape", _child_text(node, "type") or "ray")
         volume = node.find("volume")
         if volume is not None:
             for tag, field in (("range", "farPlane"), ("smallestAllowedDistance", "nearPlane")):
@@ -756,7 +765,8 @@ class _Reader:
 
 def loads(text: str, path: str = "<string>") -> Scene:
     """Read CoppeliaSim simple XML text (``path`` names it in errors and anchors relative files)."""
-    return _Reader(path).read(parse(text, path, frozen=True))
+    root, lines = parse_elements(text, path)
+    return _Reader(path, lines).read(root)
 
 
 def read(path: str) -> Scene:
