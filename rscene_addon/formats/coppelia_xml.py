@@ -41,7 +41,7 @@ import re
 import numpy as np
 from xml.etree.ElementTree import Element as Node  # the reader's tree (xmltree.parse_elements)
 
-from ..model import Diagnostic, FormatError, Scene, new_record
+from ..model import RECORD_CLASSES, Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number, remember
 from .atomic import read_source, text_writer
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
@@ -77,6 +77,8 @@ _VISIT_CONSUMED = frozenset(("common.alias", "common.name", "common.localFrame.p
 _HANDLERS = {tag: "read_" + tag for tag in OBJECT_TAGS}
 _SEPARATORS = re.compile(r"[,\s]+")
 _SCRIPT_TAGS = ("childScript", "customizationScript")
+_OBJECT = RECORD_CLASSES["object"]
+_BOX, _BALL, _CYLINDER = ("scale",), ("radius",), ("radius", "height")  # the size fields of a primitive
 
 
 def _floats(text: str | None) -> tuple[float, ...] | None:
@@ -231,6 +233,7 @@ class _Reader:
         self.colors: dict = {}
         self.parented = False
         self.joint_warned = False
+        self.makers: dict = {}  # primitive_record's record makers
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(Diagnostic(self.path, self.lines.line(node), node.tag, message))
@@ -467,35 +470,51 @@ class _Reader:
         kind = (_child_text(geometry, "type") or "").lower()
         size = self.numbers(geometry, "size", None, (0.1, 0.1, 0.1))
         size = tuple(size) + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
-        values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
         mark = None
         if kind == "cuboid":
-            values.update(primitive="box", scale=size[:3])
+            primitive, names, shape = "box", _BOX, (size[:3],)
         elif kind == "sphere":
-            values.update(primitive="sphere", radius=size[0] / 2)
+            primitive, names, shape = "sphere", _BALL, (size[0] / 2,)
             if not (size[0] == size[1] == size[2]):
                 self.warn(geometry, f"ellipsoid {size}: read as a sphere of diameter {size[0]}")
                 mark = "sphere"
         elif kind in ("cylinder", "cone", "disc"):
             height = size[2] if kind != "disc" else THIN
-            values.update(primitive="cylinder", radius=size[0] / 2, height=height)
+            primitive, names, shape = "cylinder", _CYLINDER, (size[0] / 2, height)
             if kind != "cylinder":
                 mark = kind
                 self.warn(geometry, f"a {kind} has no scene primitive: read as a cylinder")
         elif kind == "plane":
-            values.update(primitive="box", scale=(size[0], size[1], size[2] if size[2] > 0 else THIN))
+            primitive, names, shape = "box", _BOX, ((size[0], size[1], size[2] if size[2] > 0 else THIN),)
             mark = "plane"
             self.warn(geometry, "a plane has no scene primitive: read as a thin box")
         else:
             self.error(geometry, f"primitive type {kind!r}: expected cuboid, sphere, cylinder, cone, plane or disc")
             return None
-        record = new_record("object", **values)
+        record = self.primitive_record(path, body, material, fields, primitive, names, shape)
         if mark:
             set_extra(record, "coppeliaPrimitive", mark)
             set_extra(record, "coppeliaSize", size[:3])
         self.leftovers_geometry(record, geometry, ("type", "size", "localFrame.position", "localFrame.euler",
                                                     "color.ambientDiffuse"))
         return record
+
+    def primitive_record(self, path: str, body: tuple, material: str, fields: dict, primitive: str,
+                         names: tuple, shape: tuple):
+        """``new_record("object", path=..., position=..., quaternion=..., material=..., **fields,
+        primitive=..., <names>=<shape>)``, made by a ``Record.maker`` per kind of shape (its primitive,
+        material and body fields): a scene's many shapes of a kind differ in path, pose and size only."""
+        mass = fields.get("mass")
+        key = (primitive, material, tuple(fields.items()), mass is not None and math.copysign(1.0, mass))
+        make = self.makers.get(key, _MISSING)
+        if make is _MISSING:  # (-0.0 == 0.0 as a key; their texts differ: the sign of the mass is in the key)
+            make = self.makers[key] = _OBJECT.maker({"material": material, **fields, "primitive": primitive},
+                                                    ("path", "position", "quaternion") + names)
+        if make is None:
+            values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
+            values.update(primitive=primitive, **dict(zip(names, shape)))
+            return new_record("object", **values)
+        return make(path, body[0], body[1], *shape)
 
     def compound_children(self, compound: Node, path: str, frame: tuple) -> list:
         children = []
