@@ -165,6 +165,31 @@ def _plain_common(common: Node) -> bool:
     return True
 
 
+_NO_FRAME = (ORIGIN, IDENTITY)
+
+
+def _plain_frame(frame: Node) -> tuple | None:
+    """The pose of a ``localFrame`` of at most a ``<position>`` and an ``<euler>`` (leaves, each once, three
+    numbers each), as ``_Reader.frame`` reads it; None for any other (which ``frame`` reads, or reports)."""
+    if len(frame) > 2:
+        return None
+    position, euler = ORIGIN, (0.0, 0.0, 0.0)
+    seen = None
+    for part in frame:
+        tag = part.tag
+        if tag == seen or len(part) or (tag != "position" and tag != "euler"):
+            return None
+        seen = tag
+        values = _floats(part.text or "")
+        if values is None or len(values) != 3:
+            return None
+        if tag == "position":
+            position = values
+        else:
+            euler = values
+    return position, _euler_quat(euler)
+
+
 def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
     """(static, respondable, mass) of a shape's ``<dynamics>``, as ``_Reader.dynamics`` reads them (which
     reports what is wrong with them: here a malformed value just takes its default)."""
@@ -348,6 +373,8 @@ class _Reader:
 
     def visit(self, node: Node, parent_world: tuple, parent_path: str | None, parent) -> None:
         """Read one object element and its children. ``parent`` is (record, world pose) or None."""
+        if node.tag == "shape" and self.plain_shape(node, parent_world, parent_path, parent):
+            return
         common = node.find("common")
         alias = None
         if common is not None:
@@ -379,6 +406,110 @@ class _Reader:
                 self.visit(child, world, path, holder)
             elif child.tag in UNSUPPORTED_OBJECT_TAGS:
                 self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
+
+    def plain_shape(self, node: Node, parent_world: tuple, parent_path: str | None, parent) -> bool:
+        """``visit`` of the commonest shape, in fewer steps: a ``<common>`` that ``_plain_common`` accepts, a
+        ``<primitive>`` cuboid, cylinder or sphere (a ``<type>``, a ``<size>``, a ``<color>`` of an
+        ``<ambientDiffuse>``, a ``<localFrame>``) and a ``<dynamics>`` of a ``<mass>`` and ``<switches>``,
+        each once, every value well formed: what needs no warning, error or extra key, and holds no object.
+        Everything is read before anything is done; False (and nothing done) for any other shape, which
+        ``visit`` reads. Same records, in the same order, as ``visit``: its steps in the same order."""
+        common = geometry = dynamics = None
+        for child in node:
+            tag = child.tag
+            if tag == "common" and common is None:
+                common = child
+            elif tag == "primitive" and geometry is None:
+                geometry = child
+            elif tag == "dynamics" and dynamics is None:
+                dynamics = child
+            else:
+                return False
+        if geometry is None:
+            return False
+        alias = None
+        local = _NO_FRAME
+        if common is not None:
+            if not _plain_common(common):
+                return False
+            alias = _child_text(common, "alias") or _child_text(common, "name")
+            frame = common.find("localFrame")
+            if frame is not None and (local := _plain_frame(frame)) is None:
+                return False
+        kind = size = color = frame = None
+        for part in geometry:
+            tag = part.tag
+            if tag == "type" and kind is None and not len(part):
+                kind = (part.text or "").strip().lower()
+            elif tag == "size" and size is None and not len(part):
+                size = _floats(part.text or "")
+                if size is None:
+                    return False
+            elif tag == "color" and color is None:
+                if len(part) != 1 or part[0].tag != "ambientDiffuse" or len(part[0]):
+                    return False
+                color = _floats(part[0].text or "")
+                if color is None or len(color) != 3:
+                    return False
+            elif tag == "localFrame" and frame is None:
+                frame = part
+            else:
+                return False
+        # single_shape's size: a short list repeats its last number, none gives 0.1 each
+        size = size + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
+        if kind == "cuboid":
+            primitive, names, shape = "box", _BOX, (size[:3],)
+        elif kind == "cylinder":
+            primitive, names, shape = "cylinder", _CYLINDER, (size[0] / 2, size[2])
+        elif kind == "sphere" and size[0] == size[1] == size[2]:
+            primitive, names, shape = "sphere", _BALL, (size[0] / 2,)
+        else:
+            return False
+        geo_local = _NO_FRAME
+        if frame is not None and (geo_local := _plain_frame(frame)) is None:
+            return False
+        static = respondable = True
+        mass = 1.0
+        if dynamics is not None:
+            mass_node = switches = None
+            for part in dynamics:
+                tag = part.tag
+                if tag == "mass" and mass_node is None and not len(part):
+                    mass_node = part
+                elif tag == "switches" and switches is None:
+                    switches = part
+                else:
+                    return False
+            if switches is not None:
+                seen = set()
+                for part in switches:
+                    if part.tag not in ("static", "respondable") or part.tag in seen or len(part):
+                        return False
+                    seen.add(part.tag)
+                static = _flag(_child_text(switches, "static"), True)
+                respondable = _flag(_child_text(switches, "respondable"), True)
+            if mass_node is not None:
+                values = _floats(mass_node.text or "")
+                if values is None or len(values) != 1:
+                    return False
+                mass = values[0]
+                if mass <= 0 and not static:
+                    return False
+        world = _compose(parent_world, local)
+        body = _compose(world, geo_local)
+        # what visit, read_shape and single_shape do with it, in their order
+        path = self.paths.take(sanitize_name(alias or "", "shape"), parent_path)
+        material = ("engine_default" if color is None else
+                    color_material(self.scene, [v / 255.0 for v in color], self.colors, "coppelia"))
+        record = self.primitive_record(path, body, material, _body_fields(static, respondable, mass), primitive,
+                                       names, shape)
+        if parent is not None and record.schema.field("parentGroupId") is not None:
+            record.set("parentGroupId", parent[0].id)
+            self.parented = True
+        if alias is not None and leaf_name(path) != alias:
+            set_extra(record, "coppeliaAlias", alias)
+        self.scene.add(record)
+        return True
 
     def scripts(self, record, node: Node, consumed: set[str]) -> None:
         if not any(child.tag in _SCRIPT_TAGS for child in node):
