@@ -314,12 +314,13 @@ def parse_elements(text: str, path: str = "<string>") -> tuple[ElementTree.Eleme
 
 
 def _depth_within(root: ElementTree.Element) -> bool:
-    """Whether no element is nested deeper than ``MAX_DEPTH`` (what ``parse`` refuses), level by level."""
+    """Whether no element is nested deeper than ``MAX_DEPTH`` (what ``parse`` refuses), level by level:
+    ``level`` holds the elements at ``depth`` that have children (a leaf nests nothing)."""
     level, depth = [root], 1
     while level:
-        if depth > MAX_DEPTH:
-            return False
-        level = [child for element in level if len(element) for child in element]
+        if depth >= MAX_DEPTH:  # (the root aside, each has children: they lie deeper than MAX_DEPTH)
+            return len(root) == 0
+        level = [child for element in level for child in element if len(child)]
         depth += 1
     return True
 
