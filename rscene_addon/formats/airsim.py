@@ -97,6 +97,7 @@ class _Reader:
         self.home = DEFAULT_HOME
         self.configs: dict[str, object] = {}
         self.config_of_ref: dict[str, tuple] = {}  # ref as written -> (data, path), once read
+        self.merged: dict[tuple, dict] = {}  # ids of the configs an actor names -> their merge (read only)
         self.reported: set[tuple] = set()  # (file, line, message) of the errors so far
 
     def error(self, obj, message: str, file: str | None = None) -> None:
@@ -336,7 +337,15 @@ class _Reader:
             files.append(file)
             if data is not None:
                 configs.append(data)
-        config = self.merge(configs) if configs else {}
+        if configs:
+            # actors name the same few configs many times: merged once per list of them (self.configs keeps
+            # every config, and so its id, for the whole read)
+            key = tuple(map(id, configs))
+            config = self.merged.get(key)
+            if config is None:
+                config = self.merged[key] = self.merge(configs)
+        else:
+            config = {}
         parts, frames, visuals, mass = self.links(config, files[-1] if files else self.path)
         # the extra keys go into the record as it is made, encoded as set_extra encodes them (one set() call
         # each was a quarter of reading 10^5 actors); the documented ones (parentGroupId, instanceId) after

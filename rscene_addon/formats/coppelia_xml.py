@@ -39,8 +39,9 @@ import os
 import re
 
 import numpy as np
+from xml.etree.ElementTree import Element as Node  # the reader's tree (xmltree.parse_elements)
 
-from ..model import Diagnostic, FormatError, Scene, new_record
+from ..model import RECORD_CLASSES, Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number, remember
 from .atomic import read_source, text_writer
 from .sceneutil import (PathAllocator, color_material, extra_flag, extra_list, extra_number, extra_text,
@@ -53,7 +54,7 @@ from ..base.spatial import record_quat_from_coppelia_euler as quat_from_coppelia
 from ..base.spatial import record_quat_from_matrix as quat_from_matrix
 from ..base.spatial import record_quat_mul as quat_mul
 from ..base.spatial import record_rotate as quat_rotate
-from .xmltree import Node, XmlWriter, parse
+from .xmltree import XmlWriter, element_text, parse_elements
 
 FORMAT = "coppelia_xml"
 EXTENSIONS = (".simscene.xml", ".simmodel.xml", ".xml")
@@ -76,6 +77,8 @@ _VISIT_CONSUMED = frozenset(("common.alias", "common.name", "common.localFrame.p
 _HANDLERS = {tag: "read_" + tag for tag in OBJECT_TAGS}
 _SEPARATORS = re.compile(r"[,\s]+")
 _SCRIPT_TAGS = ("childScript", "customizationScript")
+_OBJECT = RECORD_CLASSES["object"]
+_BOX, _BALL, _CYLINDER = ("scale",), ("radius",), ("radius", "height")  # the size fields of a primitive
 
 
 def _floats(text: str | None) -> tuple[float, ...] | None:
@@ -146,20 +149,45 @@ def _plain_common(common: Node) -> bool:
     """Whether a ``<common>`` holds nothing but what ``visit`` reads: an ``<alias>`` or ``<name>`` and a
     ``<localFrame>`` of a ``<position>`` and an ``<euler>``, each once, none with children."""
     seen = set()
-    for child in common.children:
+    for child in common:
         tag = child.tag
         if tag in seen:
             return False
         seen.add(tag)
         if tag == "localFrame":
             inner = set()
-            for part in child.children:
-                if part.tag not in ("position", "euler") or part.tag in inner or part.children:
+            for part in child:
+                if part.tag not in ("position", "euler") or part.tag in inner or len(part):
                     return False
                 inner.add(part.tag)
-        elif tag not in ("alias", "name") or child.children:
+        elif tag not in ("alias", "name") or len(child):
             return False
     return True
+
+
+_NO_FRAME = (ORIGIN, IDENTITY)
+
+
+def _plain_frame(frame: Node) -> tuple | None:
+    """The pose of a ``localFrame`` of at most a ``<position>`` and an ``<euler>`` (leaves, each once, three
+    numbers each), as ``_Reader.frame`` reads it; None for any other (which ``frame`` reads, or reports)."""
+    if len(frame) > 2:
+        return None
+    position, euler = ORIGIN, (0.0, 0.0, 0.0)
+    seen = None
+    for part in frame:
+        tag = part.tag
+        if tag == seen or len(part) or (tag != "position" and tag != "euler"):
+            return None
+        seen = tag
+        values = _floats(part.text or "")
+        if values is None or len(values) != 3:
+            return None
+        if tag == "position":
+            position = values
+        else:
+            euler = values
+    return position, _euler_quat(euler)
 
 
 def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
@@ -170,10 +198,10 @@ def _switches(dynamics: Node | None) -> tuple[bool, bool, float]:
     if dynamics is not None:
         switches = dynamics.find("switches")
         if switches is not None:
-            static = _flag(switches.child_text("static"), True)
-            respondable = _flag(switches.child_text("respondable"), True)
+            static = _flag(_child_text(switches, "static"), True)
+            respondable = _flag(_child_text(switches, "respondable"), True)
         node = dynamics.find("mass")
-        values = _floats(node.text) if node is not None else None
+        values = _floats(element_text(node)) if node is not None else None
         mass = values[0] if values and len(values) == 1 else 1.0
         if mass <= 0 and not static:
             mass = 1.0
@@ -205,6 +233,12 @@ def _flag(text: str | None, default: bool) -> bool:
     return default
 
 
+def _child_text(node: Node, tag: str, default: str | None = None) -> str | None:
+    """The stripped text of the first child ``tag``, or ``default`` without one."""
+    child = node.find(tag)
+    return element_text(child).strip() if child is not None else default
+
+
 def _path(node: Node, dotted: str) -> Node | None:
     for part in dotted.split("."):
         if node is None:
@@ -214,8 +248,9 @@ def _path(node: Node, dotted: str) -> Node | None:
 
 
 class _Reader:
-    def __init__(self, path: str):
+    def __init__(self, path: str, lines):
         self.path = path
+        self.lines = lines  # xmltree.ElementLines: the line of an element a message names
         self.scene = Scene(version=2, path=None if path.startswith("<") else path)
         self.scene.source_format = FORMAT
         self.errors: list[Diagnostic] = []
@@ -223,12 +258,13 @@ class _Reader:
         self.colors: dict = {}
         self.parented = False
         self.joint_warned = False
+        self.makers: dict = {}  # primitive_record's record makers
 
     def error(self, node: Node, message: str) -> None:
-        self.errors.append(Diagnostic(node.file, node.line, node.tag, message))
+        self.errors.append(Diagnostic(self.path, self.lines.line(node), node.tag, message))
 
     def warn(self, node: Node, message: str) -> None:
-        warn(self.scene, node.file, node.line, node.tag, message)
+        warn(self.scene, self.path, self.lines.line(node), node.tag, message)
 
     # -- values ---------------------------------------------------------------------------------------
 
@@ -236,9 +272,10 @@ class _Reader:
         child = node.find(tag) if node is not None else None
         if child is None:
             return default
-        values = _floats(child.text)
+        text = element_text(child)
+        values = _floats(text)
         if values is None or (n is not None and len(values) != n):
-            self.error(child, f"<{tag}> needs {n if n else 'a list of'} number(s), got {child.text.strip()!r}")
+            self.error(child, f"<{tag}> needs {n if n else 'a list of'} number(s), got {text.strip()!r}")
             return default
         return tuple(values)
 
@@ -250,11 +287,10 @@ class _Reader:
         """The pose of a ``localFrame`` element (identity when absent)."""
         if node is None:
             return ORIGIN, IDENTITY
-        children = node.children
-        if len(children) == 2:  # the usual <position> then <euler>, both well formed: no finds, no checks
-            first, second = children
+        if len(node) == 2:  # the usual <position> then <euler>, both well formed: no finds, no checks
+            first, second = node
             if first.tag == "position" and second.tag == "euler":
-                position, euler = _floats(first.text), _floats(second.text)
+                position, euler = _floats(element_text(first)), _floats(element_text(second))
                 if position is not None and euler is not None and len(position) == 3 and len(euler) == 3:
                     return position, _euler_quat(euler)
         position = self.numbers(node, "position", 3, ORIGIN)
@@ -279,7 +315,7 @@ class _Reader:
         counts: dict[str, int] = {}
         skip = skip_objects and not prefix
         dot = prefix + "." if prefix else ""
-        for child in node.children:
+        for child in node:
             tag = child.tag
             if skip and tag in _ANY_OBJECT_TAG:
                 continue
@@ -291,18 +327,18 @@ class _Reader:
                 dotted = dot + tag
             if dotted in consumed:
                 continue
-            if child.children:
+            if len(child):
                 self.leftovers(record, child, consumed, dotted, skip_objects)
             elif not any(c.startswith(dotted + ".") for c in consumed):
-                set_extra(record, "cs." + dotted, child.text.strip())
+                set_extra(record, "cs." + dotted, (child.text or "").strip())
 
     # -- top level ------------------------------------------------------------------------------------
 
     def read(self, root: Node) -> Scene:
         if root.tag.lower() != "coppeliasim":
-            raise FormatError(Diagnostic(root.file, root.line, root.tag,
+            raise FormatError(Diagnostic(self.path, self.lines.line(root), root.tag,
                                          f"not a CoppeliaSim file: the root element is <{root.tag}>"))
-        filetype = root.child_text("filetype")
+        filetype = _child_text(root, "filetype")
         if filetype is None:
             self.error(root, "missing <filetype> (simpleScene or simpleModel)")
         elif filetype not in ("simpleScene", "simpleModel"):
@@ -321,7 +357,7 @@ class _Reader:
             dt = self.number(simulation, "simulationTimeStep") or self.number(simulation, "timeStep")
             if dt:
                 self.scene.add(new_record("time_step", dt=dt))
-        for child in root.children:
+        for child in root:
             if child.tag in OBJECT_TAGS:
                 self.visit(child, (ORIGIN, IDENTITY), None, None)
             elif child.tag in UNSUPPORTED_OBJECT_TAGS:
@@ -337,10 +373,12 @@ class _Reader:
 
     def visit(self, node: Node, parent_world: tuple, parent_path: str | None, parent) -> None:
         """Read one object element and its children. ``parent`` is (record, world pose) or None."""
+        if node.tag == "shape" and self.plain_shape(node, parent_world, parent_path, parent):
+            return
         common = node.find("common")
         alias = None
         if common is not None:
-            alias = common.child_text("alias") or common.child_text("name")
+            alias = _child_text(common, "alias") or _child_text(common, "name")
         path = self.paths.take(sanitize_name(alias or "", node.tag), parent_path)
         local = self.frame(common.find("localFrame") if common is not None else None)
         world = _compose(parent_world, local)
@@ -363,14 +401,118 @@ class _Reader:
             holder = (record, record_world)
         else:
             holder = parent
-        for child in node.children:
+        for child in node:
             if child.tag in OBJECT_TAGS:
                 self.visit(child, world, path, holder)
             elif child.tag in UNSUPPORTED_OBJECT_TAGS:
                 self.warn(child, f"<{child.tag}> objects are not supported: ignored with their children")
 
+    def plain_shape(self, node: Node, parent_world: tuple, parent_path: str | None, parent) -> bool:
+        """``visit`` of the commonest shape, in fewer steps: a ``<common>`` that ``_plain_common`` accepts, a
+        ``<primitive>`` cuboid, cylinder or sphere (a ``<type>``, a ``<size>``, a ``<color>`` of an
+        ``<ambientDiffuse>``, a ``<localFrame>``) and a ``<dynamics>`` of a ``<mass>`` and ``<switches>``,
+        each once, every value well formed: what needs no warning, error or extra key, and holds no object.
+        Everything is read before anything is done; False (and nothing done) for any other shape, which
+        ``visit`` reads. Same records, in the same order, as ``visit``: its steps in the same order."""
+        common = geometry = dynamics = None
+        for child in node:
+            tag = child.tag
+            if tag == "common" and common is None:
+                common = child
+            elif tag == "primitive" and geometry is None:
+                geometry = child
+            elif tag == "dynamics" and dynamics is None:
+                dynamics = child
+            else:
+                return False
+        if geometry is None:
+            return False
+        alias = None
+        local = _NO_FRAME
+        if common is not None:
+            if not _plain_common(common):
+                return False
+            alias = _child_text(common, "alias") or _child_text(common, "name")
+            frame = common.find("localFrame")
+            if frame is not None and (local := _plain_frame(frame)) is None:
+                return False
+        kind = size = color = frame = None
+        for part in geometry:
+            tag = part.tag
+            if tag == "type" and kind is None and not len(part):
+                kind = (part.text or "").strip().lower()
+            elif tag == "size" and size is None and not len(part):
+                size = _floats(part.text or "")
+                if size is None:
+                    return False
+            elif tag == "color" and color is None:
+                if len(part) != 1 or part[0].tag != "ambientDiffuse" or len(part[0]):
+                    return False
+                color = _floats(part[0].text or "")
+                if color is None or len(color) != 3:
+                    return False
+            elif tag == "localFrame" and frame is None:
+                frame = part
+            else:
+                return False
+        # single_shape's size: a short list repeats its last number, none gives 0.1 each
+        size = size + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
+        if kind == "cuboid":
+            primitive, names, shape = "box", _BOX, (size[:3],)
+        elif kind == "cylinder":
+            primitive, names, shape = "cylinder", _CYLINDER, (size[0] / 2, size[2])
+        elif kind == "sphere" and size[0] == size[1] == size[2]:
+            primitive, names, shape = "sphere", _BALL, (size[0] / 2,)
+        else:
+            return False
+        geo_local = _NO_FRAME
+        if frame is not None and (geo_local := _plain_frame(frame)) is None:
+            return False
+        static = respondable = True
+        mass = 1.0
+        if dynamics is not None:
+            mass_node = switches = None
+            for part in dynamics:
+                tag = part.tag
+                if tag == "mass" and mass_node is None and not len(part):
+                    mass_node = part
+                elif tag == "switches" and switches is None:
+                    switches = part
+                else:
+                    return False
+            if switches is not None:
+                seen = set()
+                for part in switches:
+                    if part.tag not in ("static", "respondable") or part.tag in seen or len(part):
+                        return False
+                    seen.add(part.tag)
+                static = _flag(_child_text(switches, "static"), True)
+                respondable = _flag(_child_text(switches, "respondable"), True)
+            if mass_node is not None:
+                values = _floats(mass_node.text or "")
+                if values is None or len(values) != 1:
+                    return False
+                mass = values[0]
+                if mass <= 0 and not static:
+                    return False
+        world = _compose(parent_world, local)
+        body = _compose(world, geo_local)
+        # what visit, read_shape and single_shape do with it, in their order
+        path = self.paths.take(sanitize_name(alias or "", "shape"), parent_path)
+        material = ("engine_default" if color is None else
+                    color_material(self.scene, [v / 255.0 for v in color], self.colors, "coppelia"))
+        record = self.primitive_record(path, body, material, _body_fields(static, respondable, mass), primitive,
+                                       names, shape)
+        if parent is not None and record.schema.field("parentGroupId") is not None:
+            record.set("parentGroupId", parent[0].id)
+            self.parented = True
+        if alias is not None and leaf_name(path) != alias:
+            set_extra(record, "coppeliaAlias", alias)
+        self.scene.add(record)
+        return True
+
     def scripts(self, record, node: Node, consumed: set[str]) -> None:
-        if not any(child.tag in _SCRIPT_TAGS for child in node.children):
+        if not any(child.tag in _SCRIPT_TAGS for child in node):
             return  # (most objects have no script: one pass instead of a find per kind)
         for kind in _SCRIPT_TAGS:
             script = node.find(kind)
@@ -378,13 +520,13 @@ class _Reader:
                 continue
             text = script.find("scriptText")
             if text is not None:
-                set_extra(record, kind, text.text)
+                set_extra(record, kind, element_text(text))
                 consumed.add(f"{kind}.scriptText")
 
     # -- shapes ---------------------------------------------------------------------------------------
 
     def read_shape(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
-        geometry = next((c for c in node.children if c.tag in ("primitive", "mesh", "heightfield", "compound")), None)
+        geometry = next((c for c in node if c.tag in ("primitive", "mesh", "heightfield", "compound")), None)
         if geometry is None:
             self.error(node, "a shape needs one of <primitive>, <mesh>, <heightfield> or <compound>")
             return None, world, ()
@@ -425,7 +567,7 @@ class _Reader:
             consumed = _GEOMETRY_DONE[key] = frozenset(f"{geometry.tag}.{c}" for c in consumed_inside)
         # what leftovers() of a holder element around the geometry does, without making the holder: a
         # geometry element without children has nothing left over (its own tag prefixes every consumed path)
-        if geometry.children:
+        if len(geometry):
             self.leftovers(record, geometry, consumed, geometry.tag, False)
 
     def single_shape(self, geometry: Node, path: str, body: tuple, fields: dict | None = None):
@@ -435,7 +577,7 @@ class _Reader:
         if geometry.tag == "mesh":
             record = new_record("object", path=path, primitive="mesh", position=body[0], quaternion=body[1],
                                 material=material, **fields)
-            file_name = geometry.child_text("fileName")
+            file_name = _child_text(geometry, "fileName")
             if file_name:
                 ref = self.ref(file_name)
                 record.set("mesh", ref)
@@ -456,32 +598,31 @@ class _Reader:
             self.leftovers_geometry(record, geometry, ("fileName", "vertices", "indices", "localFrame.position",
                                                         "localFrame.euler", "color.ambientDiffuse"))
             return record
-        kind = (geometry.child_text("type") or "").lower()
+        kind = (_child_text(geometry, "type") or "").lower()
         size = self.numbers(geometry, "size", None, (0.1, 0.1, 0.1))
         size = tuple(size) + (size[-1],) * (3 - len(size)) if size else (0.1, 0.1, 0.1)
-        values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
         mark = None
         if kind == "cuboid":
-            values.update(primitive="box", scale=size[:3])
+            primitive, names, shape = "box", _BOX, (size[:3],)
         elif kind == "sphere":
-            values.update(primitive="sphere", radius=size[0] / 2)
+            primitive, names, shape = "sphere", _BALL, (size[0] / 2,)
             if not (size[0] == size[1] == size[2]):
                 self.warn(geometry, f"ellipsoid {size}: read as a sphere of diameter {size[0]}")
                 mark = "sphere"
         elif kind in ("cylinder", "cone", "disc"):
             height = size[2] if kind != "disc" else THIN
-            values.update(primitive="cylinder", radius=size[0] / 2, height=height)
+            primitive, names, shape = "cylinder", _CYLINDER, (size[0] / 2, height)
             if kind != "cylinder":
                 mark = kind
                 self.warn(geometry, f"a {kind} has no scene primitive: read as a cylinder")
         elif kind == "plane":
-            values.update(primitive="box", scale=(size[0], size[1], size[2] if size[2] > 0 else THIN))
+            primitive, names, shape = "box", _BOX, ((size[0], size[1], size[2] if size[2] > 0 else THIN),)
             mark = "plane"
             self.warn(geometry, "a plane has no scene primitive: read as a thin box")
         else:
             self.error(geometry, f"primitive type {kind!r}: expected cuboid, sphere, cylinder, cone, plane or disc")
             return None
-        record = new_record("object", **values)
+        record = self.primitive_record(path, body, material, fields, primitive, names, shape)
         if mark:
             set_extra(record, "coppeliaPrimitive", mark)
             set_extra(record, "coppeliaSize", size[:3])
@@ -489,9 +630,26 @@ class _Reader:
                                                     "color.ambientDiffuse"))
         return record
 
+    def primitive_record(self, path: str, body: tuple, material: str, fields: dict, primitive: str,
+                         names: tuple, shape: tuple):
+        """``new_record("object", path=..., position=..., quaternion=..., material=..., **fields,
+        primitive=..., <names>=<shape>)``, made by a ``Record.maker`` per kind of shape (its primitive,
+        material and body fields): a scene's many shapes of a kind differ in path, pose and size only."""
+        mass = fields.get("mass")
+        key = (primitive, material, tuple(fields.items()), mass is not None and math.copysign(1.0, mass))
+        make = self.makers.get(key, _MISSING)
+        if make is _MISSING:  # (-0.0 == 0.0 as a key; their texts differ: the sign of the mass is in the key)
+            make = self.makers[key] = _OBJECT.maker({"material": material, **fields, "primitive": primitive},
+                                                    ("path", "position", "quaternion") + names)
+        if make is None:
+            values = dict(path=path, position=body[0], quaternion=body[1], material=material, **fields)
+            values.update(primitive=primitive, **dict(zip(names, shape)))
+            return new_record("object", **values)
+        return make(path, body[0], body[1], *shape)
+
     def compound_children(self, compound: Node, path: str, frame: tuple) -> list:
         children = []
-        for part in compound.children:
+        for part in compound:
             local = compose(frame, self.frame(part.find("localFrame")))
             if part.tag == "compound":
                 children.extend(self.compound_children(part, path, local))
@@ -560,8 +718,8 @@ class _Reader:
             consumed.add("dynamics")
             switches = dynamics.find("switches")
             if switches is not None:
-                static = _flag(switches.child_text("static"), True)
-                respondable = _flag(switches.child_text("respondable"), True)
+                static = _flag(_child_text(switches, "static"), True)
+                respondable = _flag(_child_text(switches, "respondable"), True)
             mass = self.number(dynamics, "mass", 1.0)
             if mass <= 0 and not static:
                 self.error(dynamics.find("mass"), f"mass must be positive for a dynamic shape, got {mass}")
@@ -584,8 +742,8 @@ class _Reader:
                     set_extra(record, "inertiaOffDiagonal", off)
                 set_extra(record, "centerOfMass", com)
             friction = _path(dynamics, "material.engines.bullet.friction")
-            if friction is not None and _floats(friction.text):
-                set_extra(record, "friction", _floats(friction.text)[0])
+            if friction is not None and _floats(element_text(friction)):
+                set_extra(record, "friction", _floats(element_text(friction))[0])
             self.leftovers(record, dynamics, _DYNAMICS_DONE, "dynamics", False)
         if not preset:
             for name, value in _body_fields(static, respondable, mass, record.schema.field("visualOnly")).items():
@@ -604,10 +762,11 @@ class _Reader:
         length = self.number(_path(node, "sizes"), "length", 0.15)
         diameter = self.number(_path(node, "sizes"), "diameter", 0.02)
         record = self._marker(node, path, world, "cylinder", diameter / 2, length, "joint")
-        jtype = (node.child_text("type") or "revolute").lower()
-        mode = node.child_text("mode") or "kinematic"
+        jtype = (_child_text(node, "type") or "revolute").lower()
+        mode = _child_text(node, "mode") or "kinematic"
         if jtype not in ("revolute", "prismatic", "spherical"):
-            self.error(node.find("type") or node, f"joint type {jtype!r}: expected revolute, prismatic or spherical")
+            type_node = node.find("type")
+            self.error(type_node if type_node is not None else node, f"joint type {jtype!r}: expected revolute, prismatic or spherical")
         angular = jtype != "prismatic"
         unit = math.pi / 180 if angular else 1.0
         set_extra(record, "jointType", jtype)
@@ -623,7 +782,7 @@ class _Reader:
             set_extra(record, "jointPosition", position * unit)
         cyclic = _path(node, "switches.cyclic")
         if cyclic is not None:
-            set_extra(record, "jointCyclic", _flag(cyclic.text, False))
+            set_extra(record, "jointCyclic", _flag(element_text(cyclic), False))
         dynamics = node.find("dynamics")
         if dynamics is not None:
             for tag, key, scale in (("maxForce", "jointMaxForce", 1.0), ("upperVelocityLimit", "jointMaxVelocity", unit),
@@ -636,11 +795,11 @@ class _Reader:
             for tag, key in (("motorEnabled", "jointMotorEnabled"), ("controlLoopEnabled", "jointControlLoopEnabled")):
                 switch = _path(dynamics, f"switches.{tag}")
                 if switch is not None:
-                    set_extra(record, key, _flag(switch.text, False))
+                    set_extra(record, key, _flag(element_text(switch), False))
                     consumed.add(f"dynamics.switches.{tag}")
         consumed.update({"type", "mode", "minPosition", "range", "position", "switches.cyclic", "sizes.length",
                          "sizes.diameter"})
-        if not self.joint_warned and any(c.tag in OBJECT_TAGS for c in node.children):
+        if not self.joint_warned and any(c.tag in OBJECT_TAGS for c in node):
             self.warn(node, "joints are kept as visual-only markers with their settings; the bodies below a "
                       "joint are not constrained to its parent")
             self.joint_warned = True
@@ -661,13 +820,13 @@ class _Reader:
                             width=int(resolution[0]), height=int(resolution[1]), renderMode="rgb", enabled=True)
         main = node.find("mainCamera")
         if main is not None:
-            set_extra(record, "coppeliaMainCamera", _flag(main.text, False))
+            set_extra(record, "coppeliaMainCamera", _flag(element_text(main), False))
         consumed.update({"viewAngle", "perspectiveAngle", "clippingPlanes.near", "clippingPlanes.far",
                          "nearClippingPlane", "farClippingPlane", "resolution", "mainCamera"})
         return record, world, ()
 
     def read_light(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
-        kind = (node.child_text("type") or "omni").lower()
+        kind = (_child_text(node, "type") or "omni").lower()
         if kind not in _LIGHT_TYPES:
             self.error(node.find("type"), f"light type {kind!r}: expected omni, spot or directional")
             kind = "omni"
@@ -695,7 +854,7 @@ class _Reader:
                     consumed.add(f"attenuationFactors.{tag}")
         active = _path(node, "switches.lightIsActive")
         if active is not None:
-            record.set("visible", _flag(active.text, True))
+            record.set("visible", _flag(element_text(active), True))
             consumed.add("switches.lightIsActive")
         consumed.update({"type", "color.light.ambientDiffuse", "color.light.specular", "spotCutoffAngle",
                          "spot.cutoffAngle"})
@@ -714,7 +873,7 @@ class _Reader:
 
     def read_proximitySensor(self, node: Node, path: str, world: tuple, parent, consumed: set[str]):
         record = self._sensor(node, path, world, parent, _PROXIMITY_KINDS, "proximitySensor", False)
-        set_extra(record, "proximityShape", node.child_text("type") or "ray")
+        set_extra(record, "proximityShape", _child_text(node, "type") or "ray")
         volume = node.find("volume")
         if volume is not None:
             for tag, field in (("range", "farPlane"), ("smallestAllowedDistance", "nearPlane")):
@@ -756,7 +915,8 @@ class _Reader:
 
 def loads(text: str, path: str = "<string>") -> Scene:
     """Read CoppeliaSim simple XML text (``path`` names it in errors and anchors relative files)."""
-    return _Reader(path).read(parse(text, path, frozen=True))
+    root, lines = parse_elements(text, path)
+    return _Reader(path, lines).read(root)
 
 
 def read(path: str) -> Scene:

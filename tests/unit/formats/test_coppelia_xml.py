@@ -237,3 +237,83 @@ def test_remembered_compose_is_spatial_compose_bit_for_bit():
                 for pa in positions:
                     for pb in positions:
                         assert bits(coppelia_xml._compose((pa, qa), (pb, qb))) == bits(tf.compose((pa, qa), (pb, qb)))
+
+
+_COMMONS = ["", "<common><alias>a</alias></common>", "<common><name>nm</name></common>",
+            "<common><alias></alias><name>n2</name></common>",
+            "<common><alias>a b/c</alias><localFrame><euler>0 0 90</euler><position>1 2 3</position></localFrame></common>",
+            "<common><alias>a</alias><localFrame/></common>", "<common><alias>a</alias><alias>b</alias></common>",
+            "<common><localFrame><position>1 2 3</position><position>1 2 3</position></localFrame></common>",
+            "<common><alias>x</alias><other>1</other></common>",
+            "<common><alias>a</alias><localFrame><position>-0 0 -0</position><euler>-0 0 0</euler></localFrame></common>",
+            "<common><alias>s</alias><localFrame><position>0.5,0,0</position><euler>90 0 0</euler></localFrame></common>"]
+_PRIMITIVES = ["<primitive><type>cuboid</type><size>0.1 0.2 0.3</size></primitive>",
+               "<primitive><size>1</size><type> Cuboid </type></primitive>",
+               "<primitive><type>sphere</type><size>0.2 0.2 0.2</size></primitive>",
+               "<primitive><type>sphere</type><size>0.2 0.3 0.2</size></primitive>",
+               "<primitive><type>cylinder</type><size>0.2 0.2 0.5</size></primitive>",
+               "<primitive><type>cone</type><size>0.2 0.2 0.5</size></primitive>",
+               "<primitive><type>disc</type><size>1 1 0</size></primitive>",
+               "<primitive><type>cuboid</type></primitive>", "<primitive><type>cuboid</type><size></size></primitive>",
+               "<primitive><type>cuboid</type><size>1 2 3 4</size></primitive>",
+               "<primitive><type>cuboid</type><color><ambientDiffuse>255 0 0</ambientDiffuse></color></primitive>",
+               "<primitive><type>cuboid</type><color><specular>1 2 3</specular></color></primitive>",
+               "<primitive><type>cuboid</type><localFrame><euler>0 90 0</euler><position>0 1 0</position></localFrame>"
+               "</primitive>",
+               "<primitive><type>cuboid</type><extra>5</extra></primitive>",
+               "<primitive><type>cuboid</type><type>sphere</type></primitive>"]
+_DYNAMICS = ["", "<dynamics/>", "<dynamics><mass>2</mass></dynamics>", "<dynamics><mass>-0</mass></dynamics>",
+             "<dynamics><switches><static>false</static><respondable>false</respondable></switches><mass>3</mass></dynamics>",
+             "<dynamics><switches><static>true</static><respondable>0</respondable></switches></dynamics>",
+             "<dynamics><switches><static>maybe</static></switches></dynamics>",
+             "<dynamics><mass>1</mass><principalMomentOfInertia>1 1 1</principalMomentOfInertia></dynamics>",
+             "<dynamics><switches><static>false</static><other>1</other></switches></dynamics>",
+             "<dynamics><switches><static>false</static></switches><mass>0</mass></dynamics>"]
+
+
+def test_plain_shapes_read_as_every_shape(monkeypatch):
+    """_Reader.plain_shape (the commonest shape in fewer steps) against visit's general steps, which it
+    must match: the same .rscene text and warnings, or the same error, over shapes that are plain, nearly
+    plain and not, nested and side by side."""
+    import random
+    rng = random.Random(7)
+    texts = []
+    for _ in range(300):
+        body = ""
+        for _ in range(rng.randint(1, 4)):
+            parts = [rng.choice(_COMMONS), rng.choice(_PRIMITIVES), rng.choice(_DYNAMICS)]
+            if rng.random() < 0.2:
+                rng.shuffle(parts)
+            if rng.random() < 0.25:
+                parts.append(f"<shape>{rng.choice(_COMMONS)}{rng.choice(_PRIMITIVES)}{rng.choice(_DYNAMICS)}</shape>")
+            body += "<shape>" + "".join(parts) + "</shape>\n"
+            if rng.random() < 0.15:
+                body = f"<joint><common><alias>j</alias></common>{body}</joint>\n"
+        texts.append("<CoppeliaSim><filetype>simpleScene</filetype><xmlSerializationNb>1</xmlSerializationNb>\n"
+                     f"{body}</CoppeliaSim>\n")
+
+    def outcomes():
+        results = []
+        for text in texts:
+            try:
+                scene = coppelia_xml.loads(text, "plain.simscene.xml")
+            except FormatError as error:
+                results.append(str(error))
+            else:
+                results.append((rscene.dumps(scene), [str(w) for w in scene.warnings]))
+        return results
+
+    taken = []
+    plain = coppelia_xml._Reader.plain_shape
+
+    def counted(self, *args):
+        taken.append(plain(self, *args))
+        return taken[-1]
+
+    monkeypatch.setattr(coppelia_xml._Reader, "plain_shape", counted)
+    fast = outcomes()
+    monkeypatch.setattr(coppelia_xml._Reader, "plain_shape", lambda self, *args: False)
+    general = outcomes()
+    assert fast == general
+    assert sum(taken) > 100 and taken.count(False) > 100  # both ways were taken often
+    assert sum(isinstance(r, tuple) for r in fast) > 50  # and many texts read
