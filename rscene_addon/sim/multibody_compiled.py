@@ -9,6 +9,8 @@ rows touch a dynamic world body or a spinning plane, or whose mass matrix is not
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .geometry import PLANE
@@ -497,22 +499,27 @@ def _world_key(st, b, memo):
     return wkey
 
 
+# what ``_inputs`` reads of a system and of its environment (one C call each, not an attribute load apiece)
+_SYSTEM_INPUTS = operator.attrgetter("ground_height", "collidable", "friction", "restitution", "restitution_threshold",
+                                     "erp", "contact_slop", "self_collision", "collide_with_parent",
+                                     "enforce_effort_limits", "contact_iterations")
+_ENV_INPUTS = operator.attrgetter("erp", "slop", "group", "mask", "collidable", "material_index")
+
+
 def _inputs(s, a, memo):
     """Everything the tables of a packed system are made from (``_plane_arrays``, ``_self_pairs``,
     ``RobotArrays.limits``, the pack's sizes): while it compares equal, the last step's pack stands as it
     is. None: a system without the world planes cached (the full check runs)."""
     env = s.environment
-    key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
-           s.contact_slop, s.self_collision, s.collide_with_parent, len(s._limited), s.enforce_effort_limits,
-           s.contact_iterations, frozenset(s.ignored_pairs) if s.ignored_pairs else None,
-           s.collision_group.tobytes(), s.collision_mask.tobytes())
+    ignored = s.ignored_pairs
+    key = (_SYSTEM_INPUTS(s), len(s._limited), frozenset(ignored) if ignored else None, s.collision_group.tobytes(),
+           s.collision_mask.tobytes())
     if env is None:
         return key
     planes = a.__dict__.get("_env_planes")
     if planes is None or planes[1] is not env or not len(planes[2]):
         return None
-    return key + (env, env.erp, env.slop, env.group, env.mask, env.collidable, env.material_index,
-                  _world_key(env.world.state, planes[5], memo))
+    return key + (env, _ENV_INPUTS(env), _world_key(env.world.state, planes[5], memo))
 
 
 def _planes(s, a):

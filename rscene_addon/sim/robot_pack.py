@@ -12,13 +12,11 @@ into them reaches the next step; assigning a new array to one is seen (by identi
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .link_contacts import MARGIN
 
-__all__ = ["Pack", "PackedState", "blocks", "last_pack", "pack_for", "state_attributes"]
+__all__ = ["Pack", "PackedControl", "PackedState", "blocks", "last_pack", "pack_for", "state_attributes", "control_attributes"]
 
 # the float controls in the order of their layout columns (C_QT .. C_HI), each nq (q) or nv (v) or 3 long
 _CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("damping", "v"),
@@ -56,9 +54,33 @@ class PackedState:
         return v
 
 
+class PackedControl:
+    """A control attribute of ``ArticulatedSystem`` (``kp``, ``q_target``, ``locked``, ...) of a system in a
+    pack: the view of the pack's control buffer, so writes into it reach the next step. An assigned array
+    lives in the instance's dict (it wins, and the dict grows: the pack sees it and copies it in)."""
+
+    __slots__ = ("name", "x")
+
+    def __init__(self, name: str, x: int):
+        self.name, self.x = name, x
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        b = obj.__dict__.get("_bound")
+        if b is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        return b[self.x]
+
+
 def state_attributes() -> tuple:
     """``PackedState`` descriptors of the state fields in ``_STATE`` order (``ArticulatedSystem``'s)."""
     return tuple(PackedState(name, x) for x, name in enumerate(_NAMES))
+
+
+def control_attributes() -> tuple:
+    """``PackedControl`` descriptors of the controls in ``_CONTROL_NAMES`` order (``ArticulatedSystem``'s)."""
+    return tuple(PackedControl(name, x) for x, name in enumerate(_CONTROL_NAMES))
 
 
 class Pack:
@@ -100,22 +122,27 @@ class Pack:
                 at = int(self.lay[k, col])
                 sl.append((name, at, at + size, (L,) + tail if tail else (size,)))
             self.state_slices.append(sl)
-        self._controls = operator.attrgetter(*(c[0] for c in self.control_slices[0])) if systems else None
         # hand the systems views of the buffers (their controls, their state)
         self.handed = [None] * len(systems)  # per system the ``_packed`` list it was handed
         self.sizes = [-1] * len(systems)  # per system its dict's length after the step (-1: check it all)
-        self.bound = [None] * len(systems)
+        self.bound = [None] * len(systems)  # per system the control views it reads
+        self.handed_state = None  # the state buffer the systems were handed (``_take`` copies it once)
         for k, s in enumerate(systems):
             self._bind_controls(k, s)
             self._hand(k, s.__dict__, self.state)
 
     def _bind_controls(self, k, s):
+        """System ``k`` reads its controls from the pack's buffers (``PackedControl``), as they are now."""
+        d = s.__dict__
         views = []
         for name, buf, at, size in self.control_slices[k]:
             v = buf[at:at + size]
-            setattr(s, name, v)
+            now = getattr(s, name)
+            if now is not v:
+                v[:] = now
+            d.pop(name, None)
             views.append(v)
-        self.bound[k] = tuple(views)
+        d["_bound"] = self.bound[k] = tuple(views)
 
     def _hand(self, k, d, buf):
         """System ``k`` (its dict ``d``) reads its state from ``buf`` (views cut on demand)."""
@@ -126,34 +153,31 @@ class Pack:
         d["_S_list"] = None
 
     def _sync(self) -> None:
-        """Take what the systems' attributes say now where it is not the state last handed out (a new
-        configuration, new gains, another route's step)."""
-        copied = False
-        cf, get, sizes, handed = self.cf, self._controls, self.sizes, self.handed
+        """Take what the systems' attributes say now where it is not the state and controls last handed out
+        (a new configuration, new gains, another route's step, another pack's step)."""
+        cf, sizes, handed, bound = self.cf, self.sizes, self.handed, self.bound
         for k, s in enumerate(self.systems):
             d = s.__dict__
-            if sizes[k] != len(d) or d.get("_packed") is not handed[k]:
-                h = handed[k]
-                own = d.get("_packed") is h
-                if not own or any(d.get(_NAMES[x], h[x]) is not h[x] for x in _READ):
-                    if not copied:  # arrays handed out for the last step keep their values
-                        self.state = self.state.copy()
-                        copied = True
-                    for x in _READ:
-                        name, a, b, _ = self.state_slices[k][x]
-                        self.state[a:b] = np.ravel(getattr(s, name))
-                sizes[k] = -1  # the step's hand-out drops the names assigned
-            views = self.bound[k]
-            now = get(s)
-            if not all(map(operator.is_, now, views)):
-                for name, v, x in zip(_CONTROL_NAMES, views, now):
-                    if x is not v:
-                        v[:] = x
-                        d[name] = v
+            if sizes[k] != len(d) or d.get("_packed") is not handed[k] or d.get("_bound") is not bound[k]:
+                self._take(k, s, d)
             sc = self.scalars[k]
             if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
                 sc[0], sc[1] = d["erp"], d["contact_slop"]
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
+
+    def _take(self, k, s, d) -> None:
+        """``_sync`` of system ``k`` when its dict says something was assigned: the state when it is not the
+        one handed out (into a copy of the buffer: arrays handed out for the last step keep their values),
+        the controls assigned (copied into the pack's views, which the attributes show again)."""
+        h = self.handed[k]
+        if d.get("_packed") is not h or any(d.get(_NAMES[x], h[x]) is not h[x] for x in _READ):
+            if self.state is self.handed_state:
+                self.state = self.state.copy()
+            for x in _READ:
+                name, a, b, _ = self.state_slices[k][x]
+                self.state[a:b] = np.ravel(getattr(s, name))
+        self._bind_controls(k, s)
+        self.sizes[k] = -1  # the step's hand-out drops the state names assigned
 
     def _current(self, k, d) -> bool:
         """System ``k`` reads the state this pack handed it (nothing assigned since)."""
@@ -176,6 +200,7 @@ class Pack:
 
     def step(self, dt: float, touch_impulse: float) -> list:
         """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
+        self.handed_state = self.state
         self._sync()
         if self.scal_key != (dt, touch_impulse):
             self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
