@@ -100,6 +100,8 @@ class Pack:
         self.scal = np.zeros(3)
         self.scal_key = None  # (dt, touch impulse) written into ``scal``
         self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
+        self.arrs = list(arrs)  # the systems' ``RobotArrays``
+        self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
         self.scalars = [[s.erp, s.contact_slop] for s in systems]
         last = len(systems) - 1
@@ -194,14 +196,26 @@ class Pack:
         for k, (s, t) in enumerate(zip(systems, self.systems)):
             if s is not t or not self._current(k, s.__dict__):
                 return None
+        return self.state_blocks()
+
+    def step(self, dt: float, touch_impulse: float) -> list:
+        """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
+        self.sync()
+        return self.advance(dt, touch_impulse)
+
+    def sync(self) -> None:
+        """Take the systems' attributes in (``_sync``): the state buffer then holds what they say."""
+        self.handed_state = self.state
+        self._sync()
+
+    def state_blocks(self):
+        """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of the pack's state buffer."""
         a, b = self.frames_at
         c, e = self.vel_at
         return self.state[a:b].reshape(-1, 4, 4), self.state[c:e].reshape(-1, 6)
 
-    def step(self, dt: float, touch_impulse: float) -> list:
-        """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
-        self.handed_state = self.state
-        self._sync()
+    def advance(self, dt: float, touch_impulse: float) -> list:
+        """``step`` after ``sync``; returns the systems whose step failed (nothing changed)."""
         if self.scal_key != (dt, touch_impulse):
             self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
             self.scal_key = (dt, touch_impulse)
@@ -317,9 +331,8 @@ def last_pack(systems):
     if not _PACKS:
         return None
     p = _PACKS[0]
-    if len(p.systems) != len(systems) or any(x is not y for x, y in zip(p.systems, systems)):
-        return None
-    return p
+    # systems compare by identity (no __eq__): the list comparison runs in C
+    return p if p.systems == systems else None
 
 
 def blocks(systems):
