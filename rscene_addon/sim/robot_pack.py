@@ -157,12 +157,12 @@ class Pack:
     def _sync(self) -> None:
         """Take what the systems' attributes say now where it is not the state and controls last handed out
         (a new configuration, new gains, another route's step, another pack's step)."""
-        cf, sizes, handed, bound = self.cf, self.sizes, self.handed, self.bound
+        cf, sizes, handed, bound, scalars = self.cf, self.sizes, self.handed, self.bound, self.scalars
         for k, s in enumerate(self.systems):
             d = s.__dict__
             if sizes[k] != len(d) or d.get("_packed") is not handed[k] or d.get("_bound") is not bound[k]:
                 self._take(k, s, d)
-            sc = self.scalars[k]
+            sc = scalars[k]
             if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
                 sc[0], sc[1] = d["erp"], d["contact_slop"]
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
@@ -230,13 +230,19 @@ class Pack:
         c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
         touch = 4 * K + 3
         C = head[c0 + K]
+        sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
             s = systems[k]
             if not head[k]:
                 failed.append(s)
                 continue
             d = s.__dict__
-            self._hand(k, d, out)
+            # ``_hand``, inline (a call per system costs more than its body)
+            if sizes[k] != len(d):
+                for name in _NAMES:
+                    d.pop(name, None)
+            d["_packed"] = handed[k] = [None, None, None, None, None, None, None, None, out, slices[k]]
+            d["_S_list"] = None
             d["time"] += dt
             d["_last_contacts"] = None
             # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
@@ -248,7 +254,7 @@ class Pack:
             if last is None or last[0] != sig or last[1] is not d["_touching"]:
                 _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
                 d["_touch_sig"] = (sig, d["_touching"])
-            self.sizes[k] = len(d)
+            sizes[k] = len(d)
         return failed
 
 
