@@ -258,7 +258,8 @@ class Pack:
             sig = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
             last = d.get("_touch_sig")
             if last is None or last[0] != sig or last[1] is not d["_touching"]:
-                _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
+                if not _touch_quietly(s, sig):
+                    _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
                 d["_touch_sig"] = (sig, d["_touching"])
             sizes[k] = len(d)
         return failed
@@ -315,20 +316,42 @@ def step_contacts(arrays, nv: int):
             buf[rows_at + r0:rows_at + r1].reshape(c1 - c0, 3, nv))
 
 
+def _pair_names(s) -> dict:
+    """Touch code (kind << 42 | other << 21 | link, as ``step_alone`` writes them) -> (the pair of body names,
+    its sorted key) of a system, kept while its planes and names stay."""
+    planes = s._arrays.__dict__.get("_env_planes")
+    key = (s.ground_height is not None and s.collidable, s.name)
+    cached = s.__dict__.get("_pair_names")
+    if cached is None or cached[0] is not planes or cached[1] != key:
+        cached = s._pair_names = (planes, key, {})
+    return cached[2]
+
+
+def _touch_quietly(s, sig) -> bool:
+    """The touching pairs of a step whose touch codes ``sig`` changed, when each is a pair already touching
+    (no event: ``s._touching`` becomes them, as ``_record_events`` would set it); False when a code is new
+    to the system's table or its pair is not touching yet (``_record_events`` then runs)."""
+    names = _pair_names(s)
+    touching = s._touching
+    keys = set()
+    for code in sig:
+        entry = names.get(code)
+        if entry is None or entry[1] not in touching:
+            return False
+        keys.add(entry[1])
+    s._touching = keys
+    return True
+
+
 def _record_events(s, cont, touch_impulse: float) -> None:
     """``ArticulatedSystem._record_events`` on a packed step's contacts (C, CONTACT): a touching pair not
     touching at the last step is an event (its fastest contact's point, normal, speed and impulse)."""
     from .multibody_compiled import _plane_body
-    # (kind, other, link) -> (the pair of names, its sorted key), while the planes and names stay
-    key = (s._arrays.__dict__.get("_env_planes"), s.ground_height is not None and s.collidable, s.name)
-    cached = s.__dict__.get("_pair_names")
-    if cached is None or cached[0] != key:
-        cached = s._pair_names = (key, {})
-    names = cached[1]
+    names = _pair_names(s)
     best: dict = {}
     touching = np.flatnonzero(cont[:, 14] > touch_impulse)
     for c, (kind, link, other, speed) in zip(touching.tolist(), cont[touching][:, [0, 1, 2, 12]].tolist()):
-        code = (kind, other, link)
+        code = (int(kind) << 42) | (int(other) << 21) | int(link)
         entry = names.get(code)
         if entry is None:
             body = _plane_body(s, int(other)) if kind == 0 else f"{s.name}/{s.bodies[int(other)].link}"
