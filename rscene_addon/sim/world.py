@@ -353,7 +353,7 @@ class World:
             return False
         dyn, kin = self.dynamic, self.kinematic
         fixed = self._all_static
-        if fixed[0] is not dyn or fixed[1] is not kin:  # worlds of static bodies only (a ground for robots)
+        if fixed[0] is not dyn or fixed[1] is not kin:  # static bodies only (a ground for robots); per array set
             fixed = self._all_static = (dyn, kin, not dyn.any() and not kin.any())
         if fixed[2]:
             return True
