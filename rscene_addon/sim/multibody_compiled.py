@@ -391,16 +391,20 @@ def step_compiled(systems, dt: float, kern) -> bool:
     """One step of ``systems``: every system alone (no other system's links within reach) on planes in one
     compiled call for all of them (``robot_pack``), the others together through the per-part kernels. False
     (nothing changed) when the numpy route must take the whole step."""
-    memo: dict = {}  # one world-state key per world and plane body for all systems of this step
+    one = len(systems) == 1
+    # one world-state key per world and plane body for all systems of this step
+    memo: dict | None = None if one else {}
     last = robot_pack.last_pack(systems)
     # the last step's pack as it stands: its tables are the ones the full check would find (the same inputs),
     # and no system's links come near another's (checked on its state buffer once the attributes are in)
-    if last is not None and last.inputs is not None and _inputs_of(systems, last.arrs, memo) == last.inputs:
+    if last is not None and last.inputs is not None and [
+            _inputs(s, a, memo) for s, a in zip(systems, last.arrs)] == last.inputs:
         last.sync()
-        if len(systems) == 1 or not _near_any(last, dt, kern):
-            for s in last.advance(dt, _touch_impulse()):
+        if one or not _near_any(last, dt, kern):
+            for s in last.advance(dt, _TOUCH[0] if _TOUCH else _touch_impulse()):
                 _step_group([s], dt, kern) or _numpy_step(s, dt)
             return True
+    memo = {}
     arr = [arrays(s) for s in systems]
     alone = _alone(systems, arr, dt, kern)
     tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]

@@ -155,9 +155,11 @@ class Pack:
         d["_packed"] = self.handed[k] = [None] * 8 + [buf, self.state_slices[k]]
         d["_S_list"] = None
 
-    def _sync(self) -> None:
+    def sync(self) -> None:
         """Take what the systems' attributes say now where it is not the state and controls last handed out
-        (a new configuration, new gains, another route's step, another pack's step)."""
+        (a new configuration, new gains, another route's step, another pack's step): the state buffer then
+        holds what they say."""
+        self.handed_state = self.state
         cf, sizes, handed, bound, scalars = self.cf, self.sizes, self.handed, self.bound, self.scalars
         for k, s in enumerate(self.systems):
             d = s.__dict__
@@ -169,7 +171,7 @@ class Pack:
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
 
     def _take(self, k, s, d) -> None:
-        """``_sync`` of system ``k`` when its dict says something was assigned: the state when it is not the
+        """``sync`` of system ``k`` when its dict says something was assigned: the state when it is not the
         one handed out (into a copy of the buffer: arrays handed out for the last step keep their values),
         the controls assigned (copied into the pack's views, which the attributes show again)."""
         h = self.handed[k]
@@ -203,11 +205,6 @@ class Pack:
         """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
         self.sync()
         return self.advance(dt, touch_impulse)
-
-    def sync(self) -> None:
-        """Take the systems' attributes in (``_sync``): the state buffer then holds what they say."""
-        self.handed_state = self.state
-        self._sync()
 
     def state_blocks(self):
         """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of the pack's state buffer."""
