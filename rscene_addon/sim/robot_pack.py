@@ -2,13 +2,16 @@
 
 A step of one robot used to pass its kernel 57 arguments and box ~20 returned arrays (~40 us, as much as
 MuJoCo's whole step), and many robots paid it once each. A ``Pack`` lays the model, controls, planes and
-state of several systems into a few flat buffers once; a step passes those and gets back six arrays.
+state of several systems into a few flat buffers once; a step passes those and gets back two arrays.
 
 What the rest of the code sees stays as it was: after a step ``q``, ``u``, ``frames``, ``vel``, ``com``,
 ``inertia``, ``_S`` and ``last_pd_torque`` are new arrays (views of the step's new state buffer, which
-nothing writes again: references kept from earlier steps keep their values). The controls (``kp``,
-``q_target``, ``tau_ext``, ``lower``, ``locked``, ...) are views of the pack's control buffer, so writing
-into them reaches the next step; assigning a new array to one is seen (by identity) and copied in.
+nothing writes again: references kept from earlier steps keep their values), cut when first read
+(``PackedState``: a step pays no view nobody reads). The controls (``kp``, ``q_target``, ``tau_ext``,
+``lower``, ``locked``, ...) are views of the pack's control buffer (``PackedControl``), so writing into them
+reaches the next step; assigning a new array to one is seen and copied in. Both are non-data descriptors on
+``ArticulatedSystem``: an assigned array is the instance's own and wins (the numpy route, the setters), and
+it grows the instance's dict, so the per-step check that nothing was assigned is the dict's length.
 """
 from __future__ import annotations
 
