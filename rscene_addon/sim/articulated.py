@@ -50,6 +50,7 @@ from .link_pairs import self_collision_pairs
 from .link_points import contact_points
 from .multibody_solver import step_systems
 from .physics_model import ALL_GROUPS
+from .robot_pack import control_attributes, state_attributes
 from .spatial_algebra import cross3, force_cross, motion_cross, pose_matrix, quat_error, spatial_inertia
 
 __all__ = ["ArticulatedSystem"]
@@ -85,6 +86,12 @@ class ArticulatedSystem:
     ``collidable`` False: no contacts at all; ``collide_with_parent``: a link touches its parent link too
     (RaiSim's ``doNotCollideWithParent=false``; links welded by fixed joints never touch each other);
     ``backend``: ``numpy``, ``numba`` or ``auto`` (``kernels.resolve``; None: the environment's)."""
+
+    # after a packed compiled step these read the step's buffer, cut when first read (robot_pack.PackedState);
+    # an assigned array (the numpy route, the setters) is the instance's own and wins
+    q, u, last_pd_torque, frames, _S, vel, com, inertia = state_attributes()
+    # and the controls of a system in a pack read its control buffer (robot_pack.PackedControl)
+    q_target, u_target, kp, kd, damping, tau_ext, effort, armature, gravity, lower, upper, locked = control_attributes()
 
     def __init__(self, robot: Robot, *, dt: float = 0.001, gravity=(0.0, 0.0, -9.81), base=None,
                  ground_height: float | None = None, friction: float = 0.8, restitution: float = 0.0,

@@ -9,6 +9,8 @@ rows touch a dynamic world body or a spinning plane, or whose mass matrix is not
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .geometry import PLANE
@@ -389,17 +391,22 @@ def step_compiled(systems, dt: float, kern) -> bool:
     """One step of ``systems``: every system alone (no other system's links within reach) on planes in one
     compiled call for all of them (``robot_pack``), the others together through the per-part kernels. False
     (nothing changed) when the numpy route must take the whole step."""
+    one = len(systems) == 1
+    # one world-state key per world and plane body for all systems of this step
+    memo: dict | None = None if one else {}
+    last = robot_pack.last_pack(systems)
+    # the last step's pack as it stands: its tables are the ones the full check would find (the same inputs),
+    # and no system's links come near another's (checked on its state buffer once the attributes are in)
+    if last is not None and last.inputs is not None and [
+            _inputs(s, a, memo) for s, a in zip(systems, last.arrs)] == last.inputs:
+        last.sync()
+        if one or not _near_any(last, dt, kern):
+            for s in last.advance(dt, _TOUCH[0] if _TOUCH else _touch_impulse()):
+                _step_group([s], dt, kern) or _numpy_step(s, dt)
+            return True
+    memo = {}
     arr = [arrays(s) for s in systems]
     alone = _alone(systems, arr, dt, kern)
-    memo: dict = {}  # one world-state key per world and plane body for all systems of this step
-    if all(alone):
-        last = robot_pack.last_pack(systems)
-        if last is not None:
-            inputs = [_inputs(s, a, memo) for s, a in zip(systems, arr)]
-            if inputs == last.inputs:  # the tables it holds are the ones the full check would find
-                for s in last.step(dt, _touch_impulse()):
-                    _step_group([s], dt, kern) or _numpy_step(s, dt)
-                return True
     tables = [_plane_arrays(s, a, memo) if ok else None for s, a, ok in zip(systems, arr, alone)]
     rest = [s for s, t in zip(systems, tables) if t is None]
     if rest and not _step_group(rest, dt, kern):
@@ -408,10 +415,11 @@ def step_compiled(systems, dt: float, kern) -> bool:
     if packed:
         ps = [systems[k] for k in packed]
         pa = [arr[k] for k in packed]
-        inputs = [_inputs(s, a, memo) for s, a in zip(ps, pa)]
+        inputs = _inputs_of(ps, pa, memo)
         pack = robot_pack.pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)],
                                    kern)
         pack.inputs = None if None in inputs else inputs
+        pack.arrs = pa
         for s in pack.step(dt, _touch_impulse()):
             _step_group([s], dt, kern) or _numpy_step(s, dt)
     return True
@@ -443,6 +451,27 @@ def _alone(systems, arr, dt, kern) -> list[bool]:
     for x in np.flatnonzero(near).tolist():
         out[live[x]] = False
     return out
+
+
+def _near_any(pack, dt: float, kern) -> bool:
+    """``_alone`` of a synced pack's systems, all at once: True when a system's links may reach another's
+    (the same spheres and rule, on the pack's state buffer when every system is live)."""
+    near = pack.near
+    if near is None:
+        systems, arr = pack.systems, pack.arrs
+        live = [k for k, s in enumerate(systems) if s.collidable and len(s.bodies) and arr[k].has_sphere]
+        near = pack.near = (live, _alone_tables([arr[k] for k in live]) if len(live) > 1 else None,
+                            len(live) == len(systems))
+    live, tables, whole = near
+    if tables is None:
+        return False
+    if whole:
+        frames, vel = pack.state_blocks()
+    else:
+        frames = np.concatenate([pack.systems[k].frames for k in live])
+        vel = np.concatenate([pack.systems[k].vel for k in live])
+    bc, br, starts = tables
+    return True in kern.near_systems(frames, vel, bc, br, starts, MARGIN, 4.0 * dt).tolist()
 
 
 _ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the tables)
@@ -482,19 +511,32 @@ def _plane_arrays(s, a, memo=None):
     return out
 
 
+_SMALL_WORLD = 8  # bodies: a world this small keys on its whole pose arrays (no index op per array)
+
+
 def _world_key(st, b, memo):
     """What ``_planes`` reads of a world's state: its plane bodies' (``b``: one index, or an array) poses
     and spin, and every body's linear velocity (the reach reads their largest), as bytes (a copy costs a
-    tenth of np.abs(...).max() on a small world); ``memo`` shares it between the systems of one step."""
+    tenth of np.abs(...).max() on a small world); ``memo`` shares it between the systems of one step. A
+    small world's key holds every body's pose and spin (a superset: equal keys still mean equal inputs)."""
     mk = (id(st), b if isinstance(b, int) else b.tobytes())
     wkey = None if memo is None else memo.get(mk)
     if wkey is None:
-        # b one index: views, no copies
-        wkey = (st.position[b].tobytes(), st.quaternion[b].tobytes(), st.angular_velocity[b].tobytes(),
-                st.linear_velocity.tobytes())
+        pos, quat, spin, lin = st.position, st.quaternion, st.angular_velocity, st.linear_velocity
+        if len(pos) <= _SMALL_WORLD:
+            wkey = (pos.tobytes(), quat.tobytes(), spin.tobytes(), lin.tobytes())
+        else:  # b one index: views, no copies
+            wkey = (pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes())
         if memo is not None:
             memo[mk] = wkey
     return wkey
+
+
+# what ``_inputs`` reads of a system and of its environment (one C call each, not an attribute load apiece)
+_SYSTEM_INPUTS = operator.attrgetter("ground_height", "collidable", "friction", "restitution", "restitution_threshold",
+                                     "erp", "contact_slop", "self_collision", "collide_with_parent",
+                                     "enforce_effort_limits", "contact_iterations")
+_ENV_INPUTS = operator.attrgetter("erp", "slop", "group", "mask", "collidable", "material_index")
 
 
 def _inputs(s, a, memo):
@@ -502,17 +544,20 @@ def _inputs(s, a, memo):
     ``RobotArrays.limits``, the pack's sizes): while it compares equal, the last step's pack stands as it
     is. None: a system without the world planes cached (the full check runs)."""
     env = s.environment
-    key = (s.ground_height, s.collidable, s.friction, s.restitution, s.restitution_threshold, s.erp,
-           s.contact_slop, s.self_collision, s.collide_with_parent, len(s._limited), s.enforce_effort_limits,
-           s.contact_iterations, frozenset(s.ignored_pairs) if s.ignored_pairs else None,
-           s.collision_group.tobytes(), s.collision_mask.tobytes())
+    ignored = s.ignored_pairs
     if env is None:
-        return key
+        return (_SYSTEM_INPUTS(s), len(s._limited), frozenset(ignored) if ignored else None,
+                s.collision_group.tobytes(), s.collision_mask.tobytes())
     planes = a.__dict__.get("_env_planes")
     if planes is None or planes[1] is not env or not len(planes[2]):
         return None
-    return key + (env, env.erp, env.slop, env.group, env.mask, env.collidable, env.material_index,
-                  _world_key(env.world.state, planes[5], memo))
+    return (_SYSTEM_INPUTS(s), len(s._limited), frozenset(ignored) if ignored else None, s.collision_group.tobytes(),
+            s.collision_mask.tobytes(), env, _ENV_INPUTS(env), _world_key(env.world.state, planes[5], memo))
+
+
+def _inputs_of(systems, arr, memo) -> list:
+    """``_inputs`` of each system."""
+    return [_inputs(s, a, memo) for s, a in zip(systems, arr)]
 
 
 def _planes(s, a):

@@ -23,18 +23,21 @@ def step_systems(systems, dt: float | None = None) -> None:
     if not systems:
         return
     dt = systems[0].dt if dt is None else float(dt)
-    if all(s.backend == "numba" for s in systems):
-        if not _COMPILED:  # imported once (an import statement costs microseconds every step)
+    for s in systems:
+        if s.backend != "numba":
+            break
+    else:
+        if not _COMPILED:  # imported and loaded once (an import statement costs microseconds every step)
             from . import kernels
             from .multibody_compiled import step_compiled
-            _COMPILED.extend((kernels, step_compiled))
-        kernels, step_compiled = _COMPILED
-        if step_compiled(systems, dt, kernels.load_robots()):
+            _COMPILED.extend((step_compiled, kernels.load_robots()))
+        step_compiled, kern = _COMPILED
+        if step_compiled(systems, dt, kern):
             return
     _numpy_step_systems(systems, dt)
 
 
-_COMPILED: list = []  # (the kernels package, multibody_compiled.step_compiled) once the numba route ran
+_COMPILED: list = []  # (multibody_compiled.step_compiled, the robot kernels) once the numba route ran
 
 
 def _numpy_step_systems(systems, dt: float) -> None:

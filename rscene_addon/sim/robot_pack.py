@@ -2,13 +2,16 @@
 
 A step of one robot used to pass its kernel 57 arguments and box ~20 returned arrays (~40 us, as much as
 MuJoCo's whole step), and many robots paid it once each. A ``Pack`` lays the model, controls, planes and
-state of several systems into a few flat buffers once; a step passes those and gets back six arrays.
+state of several systems into a few flat buffers once; a step passes those and gets back two arrays.
 
 What the rest of the code sees stays as it was: after a step ``q``, ``u``, ``frames``, ``vel``, ``com``,
 ``inertia``, ``_S`` and ``last_pd_torque`` are new arrays (views of the step's new state buffer, which
-nothing writes again: references kept from earlier steps keep their values). The controls (``kp``,
-``q_target``, ``tau_ext``, ``lower``, ``locked``, ...) are views of the pack's control buffer, so writing
-into them reaches the next step; assigning a new array to one is seen (by identity) and copied in.
+nothing writes again: references kept from earlier steps keep their values), cut when first read
+(``PackedState``: a step pays no view nobody reads). The controls (``kp``, ``q_target``, ``tau_ext``,
+``lower``, ``locked``, ...) are views of the pack's control buffer (``PackedControl``), so writing into them
+reaches the next step; assigning a new array to one is seen and copied in. Both are non-data descriptors on
+``ArticulatedSystem``: an assigned array is the instance's own and wins (the numpy route, the setters), and
+it grows the instance's dict, so the per-step check that nothing was assigned is the dict's length.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import numpy as np
 
 from .link_contacts import MARGIN
 
-__all__ = ["Pack", "blocks", "last_pack", "pack_for"]
+__all__ = ["Pack", "PackedControl", "PackedState", "blocks", "last_pack", "pack_for", "state_attributes", "control_attributes"]
 
 # the float controls in the order of their layout columns (C_QT .. C_HI), each nq (q) or nv (v) or 3 long
 _CONTROLS = (("q_target", "q"), ("u_target", "v"), ("kp", "v"), ("kd", "v"), ("damping", "v"),
@@ -26,10 +29,69 @@ _STATE = (("q", "q", ()), ("u", "v", ()), ("last_pd_torque", "v", ()), ("frames"
           ("vel", 6, (6,)), ("com", 3, (3,)), ("inertia", 36, (6, 6)))
 _READ = (0, 1, 3, 4, 5, 7)  # the state fields a step reads
 _NAMES = tuple(name for name, _, _ in _STATE)
+_CONTROL_NAMES = tuple(name for name, _ in _CONTROLS) + ("locked",)
+
+
+class PackedState:
+    """A state attribute of ``ArticulatedSystem`` (``q``, ``u``, ``frames``, ...) after a packed step: the
+    view of the step's buffer is cut when first read (a step does not pay eight views nobody reads), then
+    kept for the step (``s.q is s.q``). An array assigned to the attribute lives in the instance's dict and
+    wins, as for any non-data descriptor: the numpy route and the setters work as on plain attributes."""
+
+    __slots__ = ("name", "x")
+
+    def __init__(self, name: str, x: int):
+        self.name, self.x = name, x
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        h = obj.__dict__.get("_packed")
+        if h is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        v = h[self.x]
+        if v is None:
+            _, a, b, shape = h[9][self.x]
+            v = h[8][a:b] if len(shape) == 1 else h[8][a:b].reshape(shape)
+            h[self.x] = v
+        return v
+
+
+class PackedControl:
+    """A control attribute of ``ArticulatedSystem`` (``kp``, ``q_target``, ``locked``, ...) of a system in a
+    pack: the view of the pack's control buffer, so writes into it reach the next step. An assigned array
+    lives in the instance's dict (it wins, and the dict grows: the pack sees it and copies it in)."""
+
+    __slots__ = ("name", "x")
+
+    def __init__(self, name: str, x: int):
+        self.name, self.x = name, x
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        b = obj.__dict__.get("_bound")
+        if b is None:
+            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+        return b[self.x]
+
+
+def state_attributes() -> tuple:
+    """``PackedState`` descriptors of the state fields in ``_STATE`` order (``ArticulatedSystem``'s)."""
+    return tuple(PackedState(name, x) for x, name in enumerate(_NAMES))
+
+
+def control_attributes() -> tuple:
+    """``PackedControl`` descriptors of the controls in ``_CONTROL_NAMES`` order (``ArticulatedSystem``'s)."""
+    return tuple(PackedControl(name, x) for x, name in enumerate(_CONTROL_NAMES))
 
 
 class Pack:
-    """Several systems' buffers for ``step_alone``; ``key`` says which systems and tables it was built for."""
+    """Several systems' buffers for ``step_alone``; ``key`` says which systems and tables it was built for.
+
+    A system stepped by a pack holds ``_packed``: [8 views or None, the step's buffer, its state slices]
+    (``PackedState`` cuts the views on demand); while its dict keeps the length it had after the step and
+    that list, nothing replaced its state (an assignment adds the name to the dict)."""
 
     def __init__(self, systems, arrs, planes, selfs, kern, key):
         rs = kern.robot_step
@@ -39,7 +101,11 @@ class Pack:
         self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb = (
             b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"])
         self.scal = np.zeros(3)
+        self.scal_key = None  # (dt, touch impulse) written into ``scal``
+        self.call = None  # ``step_alone``'s compiled entry for the buffers' types (``_entry``), after a step
         self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
+        self.arrs = list(arrs)  # the systems' ``RobotArrays``
+        self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
         self.scalars = [[s.erp, s.contact_slop] for s in systems]
         last = len(systems) - 1
@@ -62,129 +128,151 @@ class Pack:
                 at = int(self.lay[k, col])
                 sl.append((name, at, at + size, (L,) + tail if tail else (size,)))
             self.state_slices.append(sl)
-        # per state field: its block in the buffer, its shape per link, and where each system's part lies
-        # (links of the block for per-link fields, buffer offsets for q, u and the PD torque)
-        self.fields = []
-        for x, (_, n, tail) in enumerate(_STATE):
-            ends = [sl[x] for sl in self.state_slices]
-            if tail:
-                links = np.cumsum([0] + [len(s.bodies) for s in systems]).tolist()
-                self.fields.append((ends[0][1], ends[-1][2], tail, list(zip(links[:-1], links[1:]))))
-            else:
-                self.fields.append((ends[0][1], ends[-1][2], (), [(a, b) for _, a, b, _ in ends]))
         # hand the systems views of the buffers (their controls, their state)
-        self.handed = [None] * len(systems)
-        self.bound = [None] * len(systems)
+        self.handed = [None] * len(systems)  # per system the ``_packed`` list it was handed
+        self.sizes = [-1] * len(systems)  # per system its dict's length after the step (-1: check it all)
+        self.bound = [None] * len(systems)  # per system the control views it reads
+        self.handed_state = None  # the state buffer the systems were handed (``_take`` copies it once)
         for k, s in enumerate(systems):
             self._bind_controls(k, s)
-            self._hand_out(k, s, self.state)
+            self._hand(k, s.__dict__, self.state)
 
     def _bind_controls(self, k, s):
+        """System ``k`` reads its controls from the pack's buffers (``PackedControl``), as they are now."""
+        d = s.__dict__
         views = []
         for name, buf, at, size in self.control_slices[k]:
             v = buf[at:at + size]
-            setattr(s, name, v)
-            views.append((name, v))
-        self.bound[k] = views
+            now = getattr(s, name)
+            if now is not v:
+                v[:] = now
+            d.pop(name, None)
+            views.append(v)
+        d["_bound"] = self.bound[k] = tuple(views)
 
-    def _hand_out(self, k, s, buf):
-        self._hand(k, s, [buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
-                          for _, a, b, shape in self.state_slices[k]])
-
-    def _hand(self, k, s, views):
-        d = s.__dict__
-        d.update(zip(_NAMES, views))
+    def _hand(self, k, d, buf):
+        """System ``k`` (its dict ``d``) reads its state from ``buf`` (views cut on demand)."""
+        if self.sizes[k] != len(d):  # names assigned since the last step hide the descriptors: drop them
+            for name in _NAMES:
+                d.pop(name, None)
+        d["_packed"] = self.handed[k] = [None] * 8 + [buf, self.state_slices[k]]
         d["_S_list"] = None
-        self.handed[k] = views
 
-    def _views(self, buf):
-        """Per system its state views of ``buf`` (a field of all systems reshaped once, then cut; one system:
-        each view cut and shaped at once)."""
-        if len(self.systems) == 1:
-            return [[buf[a:b] if len(shape) == 1 else buf[a:b].reshape(shape)
-                     for _, a, b, shape in self.state_slices[0]]]
-        per = [[] for _ in self.systems]
-        for a, b, tail, cuts in self.fields:
-            if tail:
-                block = buf[a:b].reshape((-1,) + tail)
-                for views, (x, y) in zip(per, cuts):
-                    views.append(block[x:y])
-            else:
-                for views, (x, y) in zip(per, cuts):
-                    views.append(buf[x:y])
-        return per
-
-    def _sync(self) -> None:
-        """Take what the systems' attributes say now where it is not the arrays last handed out (a new
-        configuration, new gains, another route's step)."""
-        copied = False
-        cf = self.cf
+    def sync(self) -> None:
+        """Take what the systems' attributes say now where it is not the state and controls last handed out
+        (a new configuration, new gains, another route's step, another pack's step): the state buffer then
+        holds what they say."""
+        self.handed_state = self.state
+        cf, sizes, handed, bound, scalars = self.cf, self.sizes, self.handed, self.bound, self.scalars
         for k, s in enumerate(self.systems):
             d = s.__dict__
-            h = self.handed[k]
-            if not (d["q"] is h[0] and d["u"] is h[1] and d["frames"] is h[3] and d["_S"] is h[4]
-                    and d["vel"] is h[5] and d["inertia"] is h[7]):
-                if not copied:  # arrays handed out for the last step keep their values
-                    self.state = self.state.copy()
-                    copied = True
-                for x in _READ:
-                    name, a, b, _ = self.state_slices[k][x]
-                    self.state[a:b] = np.ravel(getattr(s, name))
-                self._hand_out(k, s, self.state)
-            for name, v in self.bound[k]:
-                now = d[name]
-                if now is not v:
-                    v[:] = now
-                    d[name] = v
-            sc = self.scalars[k]
+            if sizes[k] != len(d) or d.get("_packed") is not handed[k] or d.get("_bound") is not bound[k]:
+                self._take(k, s, d)
+            sc = scalars[k]
             if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
                 sc[0], sc[1] = d["erp"], d["contact_slop"]
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
+
+    def _take(self, k, s, d) -> None:
+        """``sync`` of system ``k`` when its dict says something was assigned: the state when it is not the
+        one handed out (into a copy of the buffer: arrays handed out for the last step keep their values),
+        the controls assigned (copied into the pack's views, which the attributes show again)."""
+        h = self.handed[k]
+        if d.get("_packed") is not h or any(d.get(_NAMES[x], h[x]) is not h[x] for x in _READ):
+            if self.state is self.handed_state:
+                self.state = self.state.copy()
+            for x in _READ:
+                name, a, b, _ = self.state_slices[k][x]
+                self.state[a:b] = np.ravel(getattr(s, name))
+        self._bind_controls(k, s)
+        self.sizes[k] = -1  # the step's hand-out drops the state names assigned
+
+    def _current(self, k, d) -> bool:
+        """System ``k`` reads the state this pack handed it (nothing assigned since)."""
+        h = self.handed[k]
+        if d.get("_packed") is not h:
+            return False
+        return self.sizes[k] == len(d) or all(d.get(_NAMES[x], h[x]) is h[x] for x in range(8))
 
     def blocks(self, systems):
         """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of ``systems`` as they are now, when
         they are this pack's systems in its order and hold the state it handed out (else None)."""
         if len(systems) != len(self.systems):
             return None
-        for s, t, h in zip(systems, self.systems, self.handed):
-            d = s.__dict__
-            if s is not t or d["frames"] is not h[3] or d["vel"] is not h[5]:
+        for k, (s, t) in enumerate(zip(systems, self.systems)):
+            if s is not t or not self._current(k, s.__dict__):
                 return None
+        return self.state_blocks()
+
+    def step(self, dt: float, touch_impulse: float) -> list:
+        """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
+        self.sync()
+        return self.advance(dt, touch_impulse)
+
+    def state_blocks(self):
+        """(frames (N, 4, 4), spatial velocities (N, 6)) of all links of the pack's state buffer."""
         a, b = self.frames_at
         c, e = self.vel_at
         return self.state[a:b].reshape(-1, 4, 4), self.state[c:e].reshape(-1, 6)
 
-    def step(self, dt: float, touch_impulse: float) -> list:
-        """One step of every system of the pack; returns the systems whose step failed (nothing changed)."""
-        self._sync()
-        self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
-        out, meta = self.rs.step_alone(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb,
-                                       self.scal)
-        K, n = len(self.systems), self.state.shape[0]
+    def advance(self, dt: float, touch_impulse: float) -> list:
+        """``step`` after ``sync``; returns the systems whose step failed (nothing changed)."""
+        if self.scal_key != (dt, touch_impulse):
+            self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
+            self.scal_key = (dt, touch_impulse)
+        call = self.call
+        if call is None:  # the first step: through the dispatcher (which loads or compiles the kernel)
+            args = (self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal)
+            out, meta = self.rs.step_alone(*args)
+            self.call = _entry(self.rs.step_alone, args)
+        else:
+            out, meta = call(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal)
+        systems = self.systems
+        K, n = len(systems), self.state.shape[0]
         self.state = out[:n]  # the contacts and rows follow it
         failed = []
         # one list for the whole head and the touch codes: a numpy slice per item costs more
         head = meta.tolist()
-        ok, c0, t0, r0 = head[:K], head[K:2 * K + 1], head[2 * K + 1:3 * K + 2], head[3 * K + 2:4 * K + 3]
-        touch = head[4 * K + 3:]
-        views = self._views(out)
-        for k, (s, good) in enumerate(zip(self.systems, ok)):
-            if not good:
+        c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
+        touch = 4 * K + 3
+        C = head[c0 + K]
+        sizes, handed, slices = self.sizes, self.handed, self.state_slices
+        for k in range(K):
+            s = systems[k]
+            if not head[k]:
                 failed.append(s)
                 continue
-            self._hand(k, s, views[k])
             d = s.__dict__
+            # ``_hand``, inline (a call per system costs more than its body)
+            if sizes[k] != len(d):
+                for name in _NAMES:
+                    d.pop(name, None)
+            d["_packed"] = handed[k] = [None, None, None, None, None, None, None, None, out, slices[k]]
+            d["_S_list"] = None
             d["time"] += dt
             d["_last_contacts"] = None
             # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
             # when asked for (``step_contacts``)
-            d["_contact_arrays"] = (out, n, c0[K], c0[k], c0[k + 1], r0[k], r0[k + 1])
-            sig = touch[t0[k]:t0[k + 1]]
+            d["_contact_arrays"] = arrays = (out, n, C, head[c0 + k], head[c0 + k + 1], head[r0 + k],
+                                             head[r0 + k + 1])
+            sig = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
             last = d.get("_touch_sig")
-            if last is None or last[0] != sig or last[1] is not s._touching:
-                _record_events(s, step_contacts(d["_contact_arrays"], s.nv)[0], touch_impulse)
-                s._touch_sig = (sig, s._touching)
+            if last is None or last[0] != sig or last[1] is not d["_touching"]:
+                if not _touch_quietly(s, sig):
+                    _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
+                d["_touch_sig"] = (sig, d["_touching"])
+            sizes[k] = len(d)
         return failed
+
+
+def _entry(dispatcher, args):
+    """The compiled entry point of ``dispatcher`` for the types of ``args`` (the pack's buffers, whose types
+    never change: C-contiguous arrays of fixed dtype and rank), which skips the dispatcher's typing of nine
+    arrays each call (~0.7 us of a step); the dispatcher itself when it has no such entry (numba off)."""
+    try:
+        return dispatcher.overloads[tuple(dispatcher.typeof_pyval(a) for a in args)].entry_point
+    except (AttributeError, KeyError, TypeError):
+        return dispatcher
 
 
 def _arrays(rs, s, a, t, sp):
@@ -202,7 +290,7 @@ def _arrays(rs, s, a, t, sp):
         cols[col] = np.broadcast_to(np.asarray(getattr(s, name), float), (nq if n == "q" else nv if n == "v" else n,))
     cols[rs.C_SCAL] = (s.erp, s.contact_slop)
     cols[rs.C_LOCKED] = s.locked
-    pdt = s.__dict__.get("last_pd_torque")
+    pdt = getattr(s, "last_pd_torque", None)
     for col, (name, n, tail) in zip(range(rs.S_Q, rs.S_INERTIA + 1), _STATE):
         size = nq if n == "q" else nv if n == "v" else n * L
         value = getattr(s, name, None) if name not in ("com", "last_pd_torque") else None
@@ -228,20 +316,42 @@ def step_contacts(arrays, nv: int):
             buf[rows_at + r0:rows_at + r1].reshape(c1 - c0, 3, nv))
 
 
+def _pair_names(s) -> dict:
+    """Touch code (kind << 42 | other << 21 | link, as ``step_alone`` writes them) -> (the pair of body names,
+    its sorted key) of a system, kept while its planes and names stay."""
+    planes = s._arrays.__dict__.get("_env_planes")
+    key = (s.ground_height is not None and s.collidable, s.name)
+    cached = s.__dict__.get("_pair_names")
+    if cached is None or cached[0] is not planes or cached[1] != key:
+        cached = s._pair_names = (planes, key, {})
+    return cached[2]
+
+
+def _touch_quietly(s, sig) -> bool:
+    """The touching pairs of a step whose touch codes ``sig`` changed, when each is a pair already touching
+    (no event: ``s._touching`` becomes them, as ``_record_events`` would set it); False when a code is new
+    to the system's table or its pair is not touching yet (``_record_events`` then runs)."""
+    names = _pair_names(s)
+    touching = s._touching
+    keys = set()
+    for code in sig:
+        entry = names.get(code)
+        if entry is None or entry[1] not in touching:
+            return False
+        keys.add(entry[1])
+    s._touching = keys
+    return True
+
+
 def _record_events(s, cont, touch_impulse: float) -> None:
     """``ArticulatedSystem._record_events`` on a packed step's contacts (C, CONTACT): a touching pair not
     touching at the last step is an event (its fastest contact's point, normal, speed and impulse)."""
     from .multibody_compiled import _plane_body
-    # (kind, other, link) -> (the pair of names, its sorted key), while the planes and names stay
-    key = (s._arrays.__dict__.get("_env_planes"), s.ground_height is not None and s.collidable, s.name)
-    cached = s.__dict__.get("_pair_names")
-    if cached is None or cached[0] != key:
-        cached = s._pair_names = (key, {})
-    names = cached[1]
+    names = _pair_names(s)
     best: dict = {}
     touching = np.flatnonzero(cont[:, 14] > touch_impulse)
     for c, (kind, link, other, speed) in zip(touching.tolist(), cont[touching][:, [0, 1, 2, 12]].tolist()):
-        code = (kind, other, link)
+        code = (int(kind) << 42) | (int(other) << 21) | int(link)
         entry = names.get(code)
         if entry is None:
             body = _plane_body(s, int(other)) if kind == 0 else f"{s.name}/{s.bodies[int(other)].link}"
@@ -266,9 +376,8 @@ def last_pack(systems):
     if not _PACKS:
         return None
     p = _PACKS[0]
-    if len(p.systems) != len(systems) or any(x is not y for x, y in zip(p.systems, systems)):
-        return None
-    return p
+    # systems compare by identity (no __eq__): the list comparison runs in C
+    return p if p.systems == systems else None
 
 
 def blocks(systems):

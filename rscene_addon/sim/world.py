@@ -71,6 +71,7 @@ class World:
         self._heightfields = np.flatnonzero(m.geom_type == HEIGHTFIELD).tolist()
         self.dynamic = m.body_mode == DYNAMIC
         self.kinematic = m.body_mode == KINEMATIC
+        self._all_static = (None, None, False)  # (dynamic, kinematic, neither has a body): ``_idle``
         self._index = {name: i for i, name in enumerate(m.body_name)}
         self._kin_target: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._forward = m.solver.forward_first
@@ -194,12 +195,12 @@ class World:
 
     # -- stepping -----------------------------------------------------------------------------------------
     def step(self) -> None:
-        m, s = self.model, self.state
-        dt = m.dt
-        dyn = self.dynamic
         if self._idle():
             self._idle_step()
             return
+        m, s = self.model, self.state
+        dt = m.dt
+        dyn = self.dynamic
         # kinematic targets
         for i, (com, q) in self._kin_target.items():
             s.linear_velocity[i] = (com - s.position[i]) / dt
@@ -348,19 +349,26 @@ class World:
 
     def _idle(self) -> bool:
         """Nothing can move this step: every dynamic body sleeps, no kinematic body moves, no particles."""
-        s = self.state
-        if self._kin_target or self._granular or self._cloth or not s.sleeping[self.dynamic].all():
+        if self._kin_target or self._granular or self._cloth:
             return False
-        kin = self.kinematic
+        dyn, kin = self.dynamic, self.kinematic
+        fixed = self._all_static
+        if fixed[0] is not dyn or fixed[1] is not kin:  # static bodies only (a ground for robots); per array set
+            fixed = self._all_static = (dyn, kin, not dyn.any() and not kin.any())
+        if fixed[2]:
+            return True
+        s = self.state
+        if not s.sleeping[dyn].all():
+            return False
         return not (kin.any() and (s.linear_velocity[kin].any() or s.angular_velocity[kin].any()))
 
     def _idle_step(self) -> None:
         """What a full step does when nothing moves (a settled scene costs next to nothing)."""
         s = self.state
-        self.external_force[:] = 0.0  # forces on sleeping bodies are dropped, as in a full step
-        self.external_torque[:] = 0.0
-        s.linear_velocity[:] = 0.0
-        s.angular_velocity[:] = 0.0
+        self.external_force.fill(0.0)  # forces on sleeping bodies are dropped, as in a full step
+        self.external_torque.fill(0.0)
+        s.linear_velocity.fill(0.0)
+        s.angular_velocity.fill(0.0)
         self.last_iterations = 0
         self._forward = not self._forward
         # wires between sleeping bodies keep their impulses (a full step would leave them unchanged); a world

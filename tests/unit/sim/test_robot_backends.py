@@ -129,6 +129,36 @@ def test_compiled_step_follows_every_change_between_steps():
 
 
 @needs_numba
+def test_packed_state_is_read_from_the_step_that_made_it():
+    """A packed step hands its state out as views of its buffer cut when first read (``PackedState``): the
+    same array on every read within a step, consistent with the numpy reference's forward kinematics of its
+    q and u, and an array read before a step keeps its values after it. A control assigned and then written
+    into before the step is what the step uses, as on the numpy reference."""
+    require_corpus(LAIKAGO)
+    world, (s,) = _laikagos("numba")
+    _run(world, [s], 30)  # the feet are down: contacts and a moving state
+    assert s.q is s.q and s.frames is s.frames and s.kp is s.kp
+    ref = ArticulatedSystem(s.robot, dt=DT, backend="numpy")
+    ref.set_state(s.q, s.u)
+    assert np.abs(np.asarray(ref.frames) - s.frames).max() < 1e-12
+    assert np.abs(np.asarray(ref.vel) - s.vel).max() < 1e-9
+    assert np.abs(np.asarray(ref.com) - s.com).max() < 1e-12
+    before = [(x, x.copy()) for x in (s.q, s.u, s.frames, s.inertia)]
+    _run(world, [s], 1)
+    assert all(np.array_equal(x, v) for x, v in before) and not np.array_equal(s.q, before[0][1])
+    out = []
+    for backend in ("numpy", "numba"):
+        world, (t,) = _laikagos(backend)
+        _run(world, [t], 5)
+        tau = np.zeros(t.nv)
+        t.tau_ext = tau
+        tau[8] = 3.0  # written after the assignment: the step must see it
+        _run(world, [t], 10)
+        out.append(t.q.copy())
+    assert np.abs(out[0] - out[1]).max() < 1e-4
+
+
+@needs_numba
 def test_compiled_step_keeps_last_contacts_shape():
     require_corpus(LAIKAGO)
     world, (s,) = _laikagos("numba")

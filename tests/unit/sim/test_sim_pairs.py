@@ -143,6 +143,32 @@ def test_a_settled_scene_takes_the_idle_step_and_matches_the_full_step(monkeypat
     assert not np.array_equal(fast[299], fast[-1])  # the push woke the top box: it moved
 
 
+def test_a_world_of_static_bodies_only_takes_the_idle_step_as_the_full_step(monkeypatch):
+    """A world of static bodies only (the ground beside robots) is idle without a look at its bodies; a
+    velocity and a force set on its ground between steps end as the full step leaves them, bit for bit."""
+    def run(idle_allowed):
+        w = World.from_scene(scene_from(header(dt=0.004, sleeping=False) + [ground()]))
+        if not idle_allowed:
+            monkeypatch.setattr(w, "_idle", lambda: False)
+        out, idle = [], []
+        for k in range(5):
+            if k == 2:
+                w.state.linear_velocity[0] = (0.5, 0.0, 0.0)
+                w.state.angular_velocity[0] = (0.0, 0.0, 1.0)
+                w.external_force[0] = (1.0, 2.0, 3.0)
+            idle.append(w._idle())
+            w.step()
+            out.append(np.concatenate((w.state.position.ravel(), w.state.quaternion.ravel(),
+                                       w.state.linear_velocity.ravel(), w.state.angular_velocity.ravel(),
+                                       w.external_force.ravel(), [w.time])))
+        return np.array(out), idle
+
+    fast, idle = run(True)
+    full, none = run(False)
+    assert all(idle) and not any(none)
+    assert np.array_equal(fast, full)
+
+
 def test_velocity_sweeps_stay_within_the_record_and_the_budget():
     """Sweeps stop at min(iterations, velocity_iterations): the record's count caps the budget."""
     def sweeps(iterations):
