@@ -372,10 +372,11 @@ def _geometry(P, NS, L):
 
 
 @njit(cache=True, _nrt=False)
-def _link_geometry(i, f, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi):
+def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi):
     """Link i's world sample points, shape poses and bounding radii, and its AABB holding its points (with
-    their radii) and its shapes' bounding spheres, from its frame ``f``: once a step for a link in a pair
+    their radii) and its shapes' bounding spheres, from its frame ``frames[i]``: once a step for a link in a pair
     that passed the bounding-sphere test (most links of a standing robot are in none)."""
+    f = frames[i]
     lo0, lo1, lo2 = np.inf, np.inf, np.inf
     hi0, hi1, hi2 = -np.inf, -np.inf, -np.inf
     for k in range(p0[i], p0[i + 1]):
@@ -414,21 +415,22 @@ def _link_geometry(i, f, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi):
 
 
 @njit(cache=True, _nrt=False)
-def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn,
-                      fg, cnt):
+def _points_vs_shapes(wp, pts, k0, k1, lo, hi, li, st, ss, sc, sR, srad, s0, s1, centres, ci, reach, flip, fa, fb,
+                      fn, fg, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
     rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
-    ``flip``: the points are b's. A point farther than its reach from a shape's bounding sphere is skipped
-    before its signed distance (it cannot be within reach of the shape), and a shape whose bounding sphere is
-    farther than its reach from the points' box ``plo``/``phi`` (which holds every point with its radius)
-    skips them all."""
+    ``flip``: the points are b's; ``centres[ci]``: the other link's centre (the face-tie rule looks towards
+    it). A point farther than its reach from a shape's bounding sphere is skipped before its signed distance
+    (it cannot be within reach of the shape), and a shape whose bounding sphere is farther than its reach
+    from the points' box ``lo[li]``/``hi[li]`` (which holds every point with its radius) skips them all.
+    Rows by index, not views: a view argument is a struct built (and reference counted) at every call."""
     if k1 == k0 or s1 == s0:
         return cnt
     for sh in range(s0, s1):
         c0, c1, c2, rad = sc[sh, 0], sc[sh, 1], sc[sh, 2], srad[sh]
-        e0 = max(plo[0] - c0, 0.0, c0 - phi[0])
-        e1 = max(plo[1] - c1, 0.0, c1 - phi[1])
-        e2 = max(plo[2] - c2, 0.0, c2 - phi[2])
+        e0 = max(lo[li, 0] - c0, 0.0, c0 - hi[li, 0])
+        e1 = max(lo[li, 1] - c1, 0.0, c1 - hi[li, 1])
+        e2 = max(lo[li, 2] - c2, 0.0, c2 - hi[li, 2])
         if np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) >= rad + reach:
             continue
         for k in range(k0, k1):
@@ -439,7 +441,7 @@ def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, t
             c, R, x = sc[sh], sR[sh], wp[k]
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
-                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, towards)
+                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
@@ -518,10 +520,10 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
                 continue
             if not done_a[i]:
-                _link_geometry(i, fa_[i], pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, srada, loa, hia)
+                _link_geometry(i, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, srada, loa, hia)
                 done_a[i] = True
             if not done_b[j]:
-                _link_geometry(j, fb_[j], pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, sradb, lob, hib)
+                _link_geometry(j, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, sradb, lob, hib)
                 done_b[j] = True
             # the link AABBs, padded by the reach, must overlap too (tighter for long links; a superset
             # of every contact the narrow phase below can find)
@@ -532,10 +534,10 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if apart:
                 continue
             A, B = fa_[i], fb_[j]
-            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa[i], hia[i], st_b, ss_b, scb, sRb,
-                                        sradb, s0b[j], s0b[j + 1], ca[i], reach, flips[0], fa, fb, fn, fg, none)
-            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob[j], hib[j], st_a, ss_a, sca, sRa,
-                                        srada, s0a[i], s0a[i + 1], cb[j], reach, flips[1], fa, fb, fn, fg, n_found)
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa, hia, i, st_b, ss_b, scb, sRb,
+                                        sradb, s0b[j], s0b[j + 1], ca, i, reach, flips[0], fa, fb, fn, fg, none)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob, hib, j, st_a, ss_a, sca, sRa,
+                                        srada, s0a[i], s0a[i + 1], cb, j, reach, flips[1], fa, fb, fn, fg, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue
