@@ -12,9 +12,6 @@ from .link_pairs import link_pair_contacts
 
 __all__ = ["step_systems"]
 
-TOLERANCE = 1e-4  # a sweep whose largest impulse change is within this part of the largest impulse ends the
-# sweeps (the compiled solver, ``kernels.robot_solve``, stops at the same test)
-
 
 def step_systems(systems, dt: float | None = None) -> None:
     """Advance ``systems`` one step together: every system's joint limits, ground and environment contacts
@@ -61,8 +58,7 @@ def _numpy_step_systems(systems, dt: float) -> None:
 
 def _solve_rows(systems, predicted, limits, contacts, iterations: int):
     """Sequential impulses in joint space over joint limits and contacts of ``systems`` and the world bodies
-    they touch (an impulse changes every side's velocity by its inverse mass; at most ``iterations`` sweeps,
-    fewer once a sweep changes no impulse by more than ``TOLERANCE`` of the largest), then a split-impulse pass on
+    they touch (an impulse changes every side's velocity by its inverse mass), then a split-impulse pass on
     the normals of penetrating contacts (world bodies do not move in it: their contacts carry no ``push``).
     Writes the world bodies' new velocities back through their environments and each contact's impulse
     (normal, t1, t2) into ``impulse``. Returns the systems' velocities and pseudo velocities."""
@@ -108,11 +104,9 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
     lim_lambda = np.zeros(len(lim))
     con_lambda = np.zeros((len(con), 3))
     for _ in range(iterations):
-        change = size = 0.0
         for r, ((slot, j, w), target, eff) in enumerate(lim):
             new = max(lim_lambda[r] + eff * (target - j[0] @ vel[slot]), 0.0)
             vel[slot] += w[0] * (new - lim_lambda[r])
-            change, size = max(change, abs(new - lim_lambda[r])), max(size, new)
             lim_lambda[r] = new
         for r, (c, sides, fixed, eff) in enumerate(con):
             for axis in range(3):
@@ -125,10 +119,7 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
                     new = min(max(old - eff[axis] * rel, -bound), bound)
                 for slot, _, w in sides:
                     vel[slot] += w[axis] * (new - old)
-                change, size = max(change, abs(new - old)), max(size, abs(new))
                 con_lambda[r, axis] = new
-        if change <= TOLERANCE * size:
-            break
     for r, (c, _, _, _) in enumerate(con):
         c["impulse"] = con_lambda[r].copy()
     # split impulse: pseudo velocities that remove penetration beyond the slop move positions only
@@ -137,16 +128,12 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
     if pushing:
         push_lambda = np.zeros(len(pushing))
         for _ in range(iterations):
-            change = size = 0.0
             for r, (target, sides, eff) in enumerate(pushing):
                 rel = sum(j[0] @ push[slot] for slot, j, _ in sides)
                 new = max(push_lambda[r] + eff * (target - rel), 0.0)
                 for slot, _, w in sides:
                     push[slot] += w[0] * (new - push_lambda[r])
-                change, size = max(change, abs(new - push_lambda[r])), max(size, new)
                 push_lambda[r] = new
-            if change <= TOLERANCE * size:
-                break
     for slot, (env, b) in enumerate(owners, start=n_sys):
         env.apply({b: vel[slot]})
     return vel[:n_sys], push[:n_sys]
