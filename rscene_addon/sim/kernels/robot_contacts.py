@@ -439,6 +439,19 @@ def _points_vs_shapes(wp, pts, k0, k1, lo, hi, li, st, ss, sc, sR, srad, s0, s1,
             if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rad - pts[k, 3] >= reach:
                 continue
             c, R, x = sc[sh], sR[sh], wp[k]
+            if st[sh] == BOX or st[sh] == CYLINDER:
+                # a point outside a box or cylinder (a limb's points near the trunk, inside its wide
+                # bounding sphere): the distance ``_sdf`` would find, in the same operations, before its
+                # normal and face ties
+                z = ss[sh]
+                l0, l1, l2 = _local(R, c, x)
+                if st[sh] == BOX:
+                    q0, q1, q2 = max(abs(l0) - z[0], 0.0), max(abs(l1) - z[1], 0.0), max(abs(l2) - z[2], 0.0)
+                    out_len = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
+                else:
+                    out_len = np.hypot(max(np.hypot(l0, l1) - z[0], 0.0), max(abs(l2) - z[1], 0.0))
+                if out_len > 0 and not out_len - pts[k, 3] < reach:
+                    continue
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
                 m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
