@@ -27,15 +27,21 @@ FACE_TIE = 1e-9  # as link_pairs.FACE_TIE
 @njit(cache=True)
 def tangents(n):
     """``base.spatial.tangent_basis`` of one unit normal: (3, 3) rows n, t1, t2."""
+    out = np.empty((3, 3))
+    _tangents_into(out, n)
+    return out
+
+
+@njit(cache=True, _nrt=False)
+def _tangents_into(out, n):
+    """out = ``tangents(n)`` (no allocation: once per contact)."""
     nx, ny, nz = n[0], n[1], n[2]
     sign = 1.0 if nz >= 0 else -1.0
     a = -1.0 / (sign + nz)
     b = nx * ny * a
-    out = np.empty((3, 3))
     out[0, 0], out[0, 1], out[0, 2] = nx, ny, nz
     out[1, 0], out[1, 1], out[1, 2] = 1.0 + sign * nx * nx * a, sign * b, -sign * nx
     out[2, 0], out[2, 1], out[2, 2] = b, sign + ny * ny * a, -ny
-    return out
 
 
 @njit(cache=True, _nrt=False)
@@ -53,18 +59,26 @@ def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
 def point_jacobian(i, p, parent, ds0, nd, S, nv):
     """3 x nv Jacobian of the world velocity of point ``p`` fixed on body ``i``
     (``ArticulatedSystem.point_jacobian``)."""
-    jac = np.zeros((3, nv))
+    jac = np.empty((3, nv))
+    _point_jacobian_into(jac, i, p, parent, ds0, nd, S)
+    return jac
+
+
+@njit(cache=True, _nrt=False)
+def _point_jacobian_into(jac, i, p, parent, ds0, nd, S):
+    """jac (3, nv) = ``point_jacobian(i, p)`` (no allocation: once per contact)."""
+    for r in range(3):
+        for col in range(jac.shape[1]):
+            jac[r, col] = 0.0
     k = i
     while k >= 0:
         for c in range(nd[k]):
-            s = S[k, :, c]
             col = ds0[k] + c
             # linear part minus p x angular part
-            jac[0, col] = s[3] - (p[1] * s[2] - p[2] * s[1])
-            jac[1, col] = s[4] - (p[2] * s[0] - p[0] * s[2])
-            jac[2, col] = s[5] - (p[0] * s[1] - p[1] * s[0])
+            jac[0, col] = S[k, 3, c] - (p[1] * S[k, 2, c] - p[2] * S[k, 1, c])
+            jac[1, col] = S[k, 4, c] - (p[2] * S[k, 0, c] - p[0] * S[k, 2, c])
+            jac[2, col] = S[k, 5, c] - (p[0] * S[k, 1, c] - p[1] * S[k, 0, c])
         k = parent[k]
-    return jac
 
 
 @njit(cache=True, _nrt=False)
@@ -107,7 +121,6 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
     tgt = np.empty(cap)
     push = np.empty(cap)
     speed = np.empty(cap)
-    rows = np.empty((cap, 3, nv))
     # the normal speed of every point in reach (most do not close this step): from the bodies' velocities
     vel_free = body_velocities(u_free, parent, ds0, nd, S)
     vel0 = body_velocities(u0, parent, ds0, nd, S)
@@ -136,13 +149,20 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
                 ok, t0, t1 = targets(gap, vn, vn0, pmat[g, 1], pmat[g, 2], dt, erp[g], slop[g])
                 if not ok:
                     continue
-                _rows_into(rows, c, tangents(n), point_jacobian(i, p, parent, ds0, nd, S, nv))
                 for r in range(3):
                     point[c, r], normal[c, r] = p[r], n[r]
                 link[c], plane[c], depth[c] = i, g, -gap
                 tgt[c], push[c], speed[c] = t0, t1, max(0.0, -vn0)
                 c += 1
-    return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows[:c]
+    # the rows of the contacts found (a buffer for every point in reach was P G 3 nv floats a step)
+    rows = np.empty((c, 3, nv))
+    jp = np.empty((3, nv))
+    basis = np.empty((3, 3))
+    for x in range(c):
+        _point_jacobian_into(jp, link[x], point[x], parent, ds0, nd, S)
+        _tangents_into(basis, normal[x])
+        _rows_into(rows, x, basis, jp)
+    return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows
 
 
 @njit(cache=True, _nrt=False)
@@ -343,67 +363,74 @@ def _sphere_speeds(vel, centres, radii):
 
 
 @njit(cache=True)
-def _world_geometry(frames, pts, p0, st, ss, so, s0):
-    """World sample points (P, 3), shape centres (S, 3), rotations (S, 3, 3) and bounding radii (S,), and
-    per link an AABB (L, 3) lo, hi holding its points (with their radii) and its shapes' bounding spheres."""
-    L = p0.shape[0] - 1
-    wp = np.empty((pts.shape[0], 3))
-    sc = np.empty((st.shape[0], 3))
-    sR = np.empty((st.shape[0], 3, 3))
-    srad = np.empty(st.shape[0])
-    lo = np.full((L, 3), np.inf)
-    hi = np.full((L, 3), -np.inf)
-    for i in range(L):
-        f = frames[i]
-        for k in range(p0[i], p0[i + 1]):
-            for r in range(3):
-                v = f[r, 0] * pts[k, 0] + f[r, 1] * pts[k, 1] + f[r, 2] * pts[k, 2] + f[r, 3]
-                wp[k, r] = v
-                lo[i, r] = min(lo[i, r], v - pts[k, 3])
-                hi[i, r] = max(hi[i, r], v + pts[k, 3])
-        for sh in range(s0[i], s0[i + 1]):
-            # the shape's world pose f @ so[sh] (its rotation and origin), written in place
-            for r in range(3):
-                for col in range(4):
-                    t = 0.0
-                    for m in range(4):
-                        t += f[r, m] * so[sh, m, col]
-                    if col < 3:
-                        sR[sh, r, col] = t
-                    else:
-                        sc[sh, r] = t
-            kind, z = st[sh], ss[sh]
-            if kind == BOX:
-                rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
-            elif kind == CAPSULE:
-                rad = z[0] + z[1]
-            elif kind == CYLINDER:
-                rad = np.hypot(z[0], z[1])
-            else:
-                rad = z[0]
-            srad[sh] = rad
-            for r in range(3):
-                lo[i, r] = min(lo[i, r], sc[sh, r] - rad)
-                hi[i, r] = max(hi[i, r], sc[sh, r] + rad)
-    return wp, sc, sR, srad, lo, hi
+def _geometry(P, NS, L):
+    """Empty per-step geometry of a system (``_link_geometry`` fills a link's part): world sample points
+    (P, 3), shape centres (NS, 3), rotations (NS, 3, 3), bounding radii (NS,), link AABBs lo, hi (L, 3) and
+    which links are filled (L,)."""
+    return (np.empty((P, 3)), np.empty((NS, 3)), np.empty((NS, 3, 3)), np.empty(NS), np.empty((L, 3)),
+            np.empty((L, 3)), np.zeros(L, np.bool_))
 
 
 @njit(cache=True, _nrt=False)
-def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn,
-                      fg, cnt):
+def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi):
+    """Link i's world sample points, shape poses and bounding radii, and its AABB holding its points (with
+    their radii) and its shapes' bounding spheres, from its frame ``frames[i]``: once a step for a link in a pair
+    that passed the bounding-sphere test (most links of a standing robot are in none)."""
+    f = frames[i]
+    lo0, lo1, lo2 = np.inf, np.inf, np.inf
+    hi0, hi1, hi2 = -np.inf, -np.inf, -np.inf
+    for k in range(p0[i], p0[i + 1]):
+        x, y, z, rad = pts[k, 0], pts[k, 1], pts[k, 2], pts[k, 3]
+        v0 = f[0, 0] * x + f[0, 1] * y + f[0, 2] * z + f[0, 3]
+        v1 = f[1, 0] * x + f[1, 1] * y + f[1, 2] * z + f[1, 3]
+        v2 = f[2, 0] * x + f[2, 1] * y + f[2, 2] * z + f[2, 3]
+        wp[k, 0], wp[k, 1], wp[k, 2] = v0, v1, v2
+        lo0, lo1, lo2 = min(lo0, v0 - rad), min(lo1, v1 - rad), min(lo2, v2 - rad)
+        hi0, hi1, hi2 = max(hi0, v0 + rad), max(hi1, v1 + rad), max(hi2, v2 + rad)
+    for sh in range(s0[i], s0[i + 1]):
+        # the shape's world pose f @ so[sh] (its rotation and origin), written in place
+        for r in range(3):
+            for col in range(4):
+                t = 0.0
+                for m in range(4):
+                    t += f[r, m] * so[sh, m, col]
+                if col < 3:
+                    sR[sh, r, col] = t
+                else:
+                    sc[sh, r] = t
+        kind, z = st[sh], ss[sh]
+        if kind == BOX:
+            rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
+        elif kind == CAPSULE:
+            rad = z[0] + z[1]
+        elif kind == CYLINDER:
+            rad = np.hypot(z[0], z[1])
+        else:
+            rad = z[0]
+        srad[sh] = rad
+        lo0, lo1, lo2 = min(lo0, sc[sh, 0] - rad), min(lo1, sc[sh, 1] - rad), min(lo2, sc[sh, 2] - rad)
+        hi0, hi1, hi2 = max(hi0, sc[sh, 0] + rad), max(hi1, sc[sh, 1] + rad), max(hi2, sc[sh, 2] + rad)
+    lo[i, 0], lo[i, 1], lo[i, 2] = lo0, lo1, lo2
+    hi[i, 0], hi[i, 1], hi[i, 2] = hi0, hi1, hi2
+
+
+@njit(cache=True, _nrt=False)
+def _points_vs_shapes(wp, pts, k0, k1, lo, hi, li, st, ss, sc, sR, srad, s0, s1, centres, ci, reach, flip, fa, fb,
+                      fn, fg, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
     rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
-    ``flip``: the points are b's. A point farther than its reach from a shape's bounding sphere is skipped
-    before its signed distance (it cannot be within reach of the shape), and a shape whose bounding sphere is
-    farther than its reach from the points' box ``plo``/``phi`` (which holds every point with its radius)
-    skips them all."""
+    ``flip``: the points are b's; ``centres[ci]``: the other link's centre (the face-tie rule looks towards
+    it). A point farther than its reach from a shape's bounding sphere is skipped before its signed distance
+    (it cannot be within reach of the shape), and a shape whose bounding sphere is farther than its reach
+    from the points' box ``lo[li]``/``hi[li]`` (which holds every point with its radius) skips them all.
+    Rows by index, not views: a view argument is a struct built (and reference counted) at every call."""
     if k1 == k0 or s1 == s0:
         return cnt
     for sh in range(s0, s1):
         c0, c1, c2, rad = sc[sh, 0], sc[sh, 1], sc[sh, 2], srad[sh]
-        e0 = max(plo[0] - c0, 0.0, c0 - phi[0])
-        e1 = max(plo[1] - c1, 0.0, c1 - phi[1])
-        e2 = max(plo[2] - c2, 0.0, c2 - phi[2])
+        e0 = max(lo[li, 0] - c0, 0.0, c0 - hi[li, 0])
+        e1 = max(lo[li, 1] - c1, 0.0, c1 - hi[li, 1])
+        e2 = max(lo[li, 2] - c2, 0.0, c2 - hi[li, 2])
         if np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) >= rad + reach:
             continue
         for k in range(k0, k1):
@@ -412,9 +439,22 @@ def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, t
             if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rad - pts[k, 3] >= reach:
                 continue
             c, R, x = sc[sh], sR[sh], wp[k]
+            if st[sh] == BOX or st[sh] == CYLINDER:
+                # a point outside a box or cylinder (a limb's points near the trunk, inside its wide
+                # bounding sphere): the distance ``_sdf`` would find, in the same operations, before its
+                # normal and face ties
+                z = ss[sh]
+                l0, l1, l2 = _local(R, c, x)
+                if st[sh] == BOX:
+                    q0, q1, q2 = max(abs(l0) - z[0], 0.0), max(abs(l1) - z[1], 0.0), max(abs(l2) - z[2], 0.0)
+                    out_len = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
+                else:
+                    out_len = np.hypot(max(np.hypot(l0, l1) - z[0], 0.0), max(abs(l2) - z[1], 0.0))
+                if out_len > 0 and not out_len - pts[k, 3] < reach:
+                    continue
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
             if st[sh] == BOX:
-                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, towards)
+                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
@@ -454,11 +494,11 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
         vfb, v0b = body_velocities(ub, parb, ds0b, ndb, Sb), body_velocities(u0b, parb, ds0b, ndb, Sb)
         cb = _world_centres(fb_, bcb)
         spb = _sphere_speeds(vfb, cb, brb)
-    wpa, sca, sRa, srada, loa, hia = _world_geometry(fa_, pts_a, p0a, st_a, ss_a, so_a, s0a)
+    wpa, sca, sRa, srada, loa, hia, done_a = _geometry(pts_a.shape[0], st_a.shape[0], La)
     if same:
-        wpb, scb, sRb, sradb, lob, hib = wpa, sca, sRa, srada, loa, hia
+        wpb, scb, sRb, sradb, lob, hib, done_b = wpa, sca, sRa, srada, loa, hia, done_a
     else:
-        wpb, scb, sRb, sradb, lob, hib = _world_geometry(fb_, pts_b, p0b, st_b, ss_b, so_b, s0b)
+        wpb, scb, sRb, sradb, lob, hib, done_b = _geometry(pts_b.shape[0], st_b.shape[0], Lb)
     cap = 8  # a few rows a step (grown when more)
     li = np.empty(cap, np.int64)
     lj = np.empty(cap, np.int64)
@@ -492,6 +532,12 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
             if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
                 continue
+            if not done_a[i]:
+                _link_geometry(i, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, srada, loa, hia)
+                done_a[i] = True
+            if not done_b[j]:
+                _link_geometry(j, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, sradb, lob, hib)
+                done_b[j] = True
             # the link AABBs, padded by the reach, must overlap too (tighter for long links; a superset
             # of every contact the narrow phase below can find)
             apart = False
@@ -501,10 +547,10 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if apart:
                 continue
             A, B = fa_[i], fb_[j]
-            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa[i], hia[i], st_b, ss_b, scb, sRb,
-                                        sradb, s0b[j], s0b[j + 1], ca[i], reach, flips[0], fa, fb, fn, fg, none)
-            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob[j], hib[j], st_a, ss_a, sca, sRa,
-                                        srada, s0a[i], s0a[i + 1], cb[j], reach, flips[1], fa, fb, fn, fg, n_found)
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa, hia, i, st_b, ss_b, scb, sRb,
+                                        sradb, s0b[j], s0b[j + 1], ca, i, reach, flips[0], fa, fb, fn, fg, none)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob, hib, j, st_a, ss_a, sca, sRa,
+                                        srada, s0a[i], s0a[i + 1], cb, j, reach, flips[1], fa, fb, fn, fg, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue
