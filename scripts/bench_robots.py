@@ -11,7 +11,8 @@ steps a scene (robots, then the world). MuJoCo: the same URDF through ``MjSpec``
 root, the same plane, its default solver and contact settings). ``--many`` robots stand on a grid 1.5 m
 apart in one world (one ``step_systems`` call for all), and in one MuJoCo model.
 
-Timed: the stepping loop only (models built before the clock starts), CPU time (process) beside wall. The
+Timed: the stepping loop only (models built before the clock starts), CPU time (process) beside wall;
+``--repeats`` rounds, each running MuJoCo then ours, and the medians per step. The
 first step of ours runs before the clock (the numba kernels load or compile then; ``compile`` is timed in
 fresh processes: first-ever compile into an empty cache, then a warm load). Printed: steps/s, the ratio to
 MuJoCo per step, and the final trunk heights of both (the physics must agree, not just the speed; the numpy
@@ -188,6 +189,7 @@ def main() -> None:
     ap.add_argument("--numpy-seconds", type=float, default=0.25, help="simulated time of the numpy runs")
     ap.add_argument("--skip-many", action="store_true")
     ap.add_argument("--skip-compile", action="store_true")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of each (numba, MuJoCo); medians printed")
     args = ap.parse_args()
     backends = [b for b in args.backends.split(",") if b]
     try:
@@ -207,25 +209,39 @@ def main() -> None:
         cases.append(("laikago", args.many))
     for name, count in cases:
         print(f"\n{name} x{count}:")
+        # rounds alternate the peer and ours (a shared machine's load then weighs on both alike); medians
+        mine = [b for b in backends if not (b == "numpy" and count > 1)]  # numpy: minutes per simulated second
+        runs = {label: [] for label in ["mujoco"] * (mujoco is not None) + mine}
+        for round_ in range(args.repeats):
+            if mujoco is not None:
+                runs["mujoco"].append(run_mujoco(mujoco, name, args.seconds, count))
+            for backend in mine:
+                if backend == "numba" or round_ == 0:
+                    seconds = args.seconds if backend == "numba" else min(args.seconds, args.numpy_seconds)
+                    runs[backend].append(run_ours(name, backend, seconds, count))
         ref = None
         if mujoco is not None:
-            wall, cpu, steps, z = run_mujoco(mujoco, name, args.seconds, count)
-            ref = (cpu, z)
+            ref = _median_run(runs["mujoco"])
+            wall, cpu, steps, z = ref
             print(f"  MuJoCo      {steps / cpu:9.0f} steps/s CPU  (cpu {cpu:7.3f} s, wall {wall:7.3f} s)  "
                   f"trunk z {np.mean(z):.4f} m")
-        for backend in backends:
-            if backend == "numpy" and count > 1:
-                continue  # minutes per simulated second: the one-robot numpy line gives its ratio
-            seconds = args.seconds if backend == "numba" else min(args.seconds, args.numpy_seconds)
-            wall, cpu, steps, z = run_ours(name, backend, seconds, count)
+        for backend in mine:
+            wall, cpu, steps, z = _median_run(runs[backend])
             line = (f"  ours {backend:6s} {steps / cpu:9.0f} steps/s CPU  (cpu {cpu:7.3f} s, wall {wall:7.3f} s)  "
                     f"trunk z {np.mean(z):.4f} m")
             if ref is not None:
-                line += f"  ours/MuJoCo {cpu / steps / (ref[0] / (round(args.seconds / DT) - 1)):7.2f}x CPU"
-                if seconds == args.seconds:
-                    line += f"  max |dz| {np.max(np.abs(np.array(z) - np.array(ref[1]))) * 100:.2f} cm"
+                per_ref = ref[1] / ref[2]
+                line += f"  ours/MuJoCo {cpu / steps / per_ref:7.2f}x CPU"
+                if len(runs[backend]) > 1:
+                    ratios = sorted(r[1] / r[2] / per_ref for r in runs[backend])
+                    line += f" (runs {ratios[0]:.2f}-{ratios[-1]:.2f}x)"
+                if steps == ref[2]:
+                    line += f"  max |dz| {np.max(np.abs(np.array(z) - np.array(ref[3]))) * 100:.2f} cm"
             print(line)
 
+def _median_run(runs):
+    """The run of median CPU time per step among ``runs`` (wall, cpu, steps, trunk heights)."""
+    return sorted(runs, key=lambda r: r[1] / r[2])[len(runs) // 2]
 
 if __name__ == "__main__":
     main()
