@@ -18,7 +18,7 @@ from .robot_contacts import pair_rows, plane_rows, tangents
 from .robot_solve import solve_rows
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper,
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
@@ -143,7 +143,7 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
             (ckind, ca, cb, cpoint, cnormal, cdepth, ctarget, cpush, cspeed, cfric, lam[nl:].copy(), crows))
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _copy_rows(dst, r, src, c):
     """dst[r, :, :nv] = src[c] (nv: src's row length)."""
     for a in range(3):
@@ -151,7 +151,7 @@ def _copy_rows(dst, r, src, c):
             dst[r, a, k] = src[c, a, k]
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _no_contacts(nv):
     z = np.zeros(0)
     zi = np.zeros(0, np.int64)
@@ -176,7 +176,7 @@ COLUMNS = 56
 CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
     """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
@@ -305,7 +305,7 @@ def _sort_range(a, lo, hi):
         a[j + 1] = x
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _plane_columns(flat, G):
     """The G x 15 plane table ``flat`` as its columns, contiguous copies: normal (G, 3), offset, body velocity
     (G, 3), material (G, 3), erp, slop, rmin, rbase, vw (G,) (``np.ascontiguousarray`` of each column
@@ -321,7 +321,7 @@ def _plane_columns(flat, G):
     return pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw
 
 
-@njit(cache=True, no_cpython_wrapper=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _put(dst, at, src):
     for i in range(src.shape[0]):
         dst[at + i] = src[i]
