@@ -24,7 +24,7 @@ DUPLICATE = 1e-3  # as link_pairs.DUPLICATE
 FACE_TIE = 1e-9  # as link_pairs.FACE_TIE
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def tangents(n):
     """``base.spatial.tangent_basis`` of one unit normal: (3, 3) rows n, t1, t2."""
     nx, ny, nz = n[0], n[1], n[2]
@@ -38,7 +38,7 @@ def tangents(n):
     return out
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
     """``link_contacts.contact_targets``: (closes this step, velocity target, position-correction target)."""
     if gap > 0 and gap + dt * vn > 0:
@@ -49,7 +49,7 @@ def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
     return True, target, erp * max(-gap - slop, 0.0) / dt
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def point_jacobian(i, p, parent, ds0, nd, S, nv):
     """3 x nv Jacobian of the world velocity of point ``p`` fixed on body ``i``
     (``ArticulatedSystem.point_jacobian``)."""
@@ -67,7 +67,7 @@ def point_jacobian(i, p, parent, ds0, nd, S, nv):
     return jac
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _rows_into(rows, c, basis, jp):
     """rows[c] = basis @ jp."""
     for a in range(3):
@@ -75,7 +75,7 @@ def _rows_into(rows, c, basis, jp):
             rows[c, a, col] = basis[a, 0] * jp[0, col] + basis[a, 1] * jp[1, col] + basis[a, 2] * jp[2, col]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _world_centres(frames, centres):
     """(L, 3) world points of each link's local point ``centres[i]`` in its frame ``frames[i]``."""
     out = np.empty((centres.shape[0], 3))
@@ -88,7 +88,7 @@ def _world_centres(frames, centres):
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, u_free, u0, parent, ds0, nd, S, dt):
     """Contacts of link sample points with planes (normal ``pn`` (G, 3), n.x = ``pd``; ``allowed`` (L, G)):
     per link, per plane, per point within ``reach[g]``, as ``WorldContacts.contacts`` and
@@ -145,7 +145,7 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
     return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows[:c]
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _local(R, c, x):
     """R^T (x - c) as three scalars (no array: these run once per point and shape)."""
     d0, d1, d2 = x[0] - c[0], x[1] - c[1], x[2] - c[2]
@@ -153,19 +153,19 @@ def _local(R, c, x):
             R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2)
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _rot(R, n0, n1, n2):
     """R @ n as three scalars, summed in ``mv``'s order."""
     return (0.0 + R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2, 0.0 + R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2,
             0.0 + R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2)
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _sgn(v):
     return 1.0 if v > 0 else (-1.0 if v < 0 else 0.0)
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _sdf(kind, size, c, R, x):
     """``sdf.geom_distance`` of one point against a sphere, box, capsule or cylinder: (distance, normal x,
     y, z), scalars (this runs for every point near a shape: no heap arrays)."""
@@ -227,7 +227,7 @@ def _sdf(kind, size, c, R, x):
     return dist, w0, w1, w2
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _face_tie(size, c, R, x, n0, n1, n2, towards):
     """``link_pairs._face_ties`` for one point on (or in) a box at several faces' depth at once: the normal
     (three scalars; unchanged when the point is not at a tie)."""
@@ -261,7 +261,7 @@ def _face_tie(size, c, R, x, n0, n1, n2, towards):
     return _rot(R, m if best == 0 else 0.0, m if best == 1 else 0.0, m if best == 2 else 0.0)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _segment_closest(ta, ha, tb, hb):
     """``link_pairs._segment_closest`` of the capsule axes of transforms ta, tb (their z axes, half lengths
     ha, hb): the closest points (3,) on each."""
@@ -296,7 +296,7 @@ def _segment_closest(ta, ha, tb, hb):
     return pa, pb
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def body_velocities(u, parent, ds0, nd, S):
     """(n, 6) spatial velocities [w; v] (world-origin Plücker) of every body at joint velocities ``u``: a
     point p fixed on body i moves at v + w x p, which is ``point_jacobian(i, p) @ u`` without the matrix."""
@@ -312,7 +312,7 @@ def body_velocities(u, parent, ds0, nd, S):
     return vel
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _normal_speed(vel, i, p, n):
     """n . (velocity of the point p fixed on body i) for body velocities ``vel`` (``body_velocities``)."""
     w0, w1, w2 = vel[i, 0], vel[i, 1], vel[i, 2]
@@ -322,13 +322,13 @@ def _normal_speed(vel, i, p, n):
     return n[0] * v0 + n[1] * v1 + n[2] * v2
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def sphere_speeds(u, parent, ds0, nd, S, centres, radii):
     """``link_pairs._sphere_speeds``: the fastest any point of each link's bounding sphere moves at ``u``."""
     return _sphere_speeds(body_velocities(u, parent, ds0, nd, S), centres, radii)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _sphere_speeds(vel, centres, radii):
     """``sphere_speeds`` from the body velocities ``vel`` (``body_velocities``)."""
     out = np.zeros(vel.shape[0])
@@ -342,7 +342,7 @@ def _sphere_speeds(vel, centres, radii):
     return out
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _world_geometry(frames, pts, p0, st, ss, so, s0):
     """World sample points (P, 3), shape centres (S, 3), rotations (S, 3, 3) and bounding radii (S,), and
     per link an AABB (L, 3) lo, hi holding its points (with their radii) and its shapes' bounding spheres."""
@@ -388,7 +388,7 @@ def _world_geometry(frames, pts, p0, st, ss, so, s0):
     return wp, sc, sR, srad, lo, hi
 
 
-@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True, _nrt=False)
 def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, towards, reach, flip, fa, fb, fn,
                       fg, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
@@ -433,7 +433,7 @@ def _points_vs_shapes(wp, pts, k0, k1, plo, phi, st, ss, sc, sR, srad, s0, s1, t
     return cnt
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, ua, u0a, para, ds0a, nda, Sa,
               fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, bcb, brb, ub, u0b, parb, ds0b, ndb, Sb,
               friction, restitution, threshold, erp, slop, margin, dt):
@@ -573,7 +573,7 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     return li[:C], lj[:C], point[:C], normal[:C], depth[:C], tgt[:C], push[:C], speed[:C], rows_a[:C], rows_b[:C]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _grow(a, cap):
     out = np.empty(cap)
     for k in range(a.shape[0]):
@@ -581,7 +581,7 @@ def _grow(a, cap):
     return out
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _grow_i(a, cap):
     out = np.empty(cap, np.int64)
     for k in range(a.shape[0]):
@@ -589,7 +589,7 @@ def _grow_i(a, cap):
     return out
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _grow3(a, cap):
     out = np.empty((cap, 3))
     for k in range(a.shape[0]):
@@ -598,7 +598,7 @@ def _grow3(a, cap):
     return out
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _grow_rows(a, cap):
     out = np.zeros((cap, 3, a.shape[2]))
     for k in range(a.shape[0]):

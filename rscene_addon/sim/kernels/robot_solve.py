@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _inverses(chol, free, off):
     """(K, N, N): per system k, M^-1 on its free dofs (0 on the locked rows and columns) from its factor
     ``chol[k]``: X = L^-1 row by row (each row a sum of earlier rows), then M^-1 = X^T X."""
@@ -53,7 +53,7 @@ def _inverses(chol, free, off):
     return minv
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_target, friction, iterations):
     """(velocities, pseudo velocities, impulses (R, 3)): velocity sweeps over the rows in order (each
     row's axes in order, the tangents boxed by friction times the normal impulse), then a split-impulse
@@ -181,7 +181,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
     return vel, push, lam
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _delassus(ja, wa, row, axis, n):
     """W[i, j] = J_i . (M^-1 J_j^T) over the axes (row ``row[i]``, axis ``axis[i]``): J_i's nonzeros times
     the rows of the transposed M^-1 J^T (sums of whole rows, no dependent chains). W is symmetric: the
@@ -204,7 +204,7 @@ def _delassus(ja, wa, row, axis, n):
     return W
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+@njit(cache=True)
 def _solve_one(vel0, nax, ja, wa, eff, fixed, target, push_target, friction, iterations, row, axis):
     """``solve_rows`` for one system on W: axis i's relative velocity is b_i + W_i lam with
     b = J vel0 - fixed; the split-impulse pass on the normals' block of W. Then the velocities
