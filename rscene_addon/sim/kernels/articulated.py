@@ -20,7 +20,7 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING, PLANAR = 0, 1, 2, 3, 4, 5
 # each array expression as a function of its own, which tripled the first compile.
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def mm(a, b):
     """a @ b of two matrices."""
     out = np.zeros((a.shape[0], b.shape[1]))
@@ -28,7 +28,7 @@ def mm(a, b):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def mm_into(a, b, out):
     """out[:n, :m] = a @ b (the sums of ``mm``, no allocation; ``out`` distinct from a and b)."""
     n, k, m = a.shape[0], a.shape[1], b.shape[1]
@@ -40,7 +40,7 @@ def mm_into(a, b, out):
             out[i, j] = t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def dot(a, b):
     t = 0.0
     for r in range(a.shape[0]):
@@ -48,7 +48,7 @@ def dot(a, b):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def quat_matrix(w, x, y, z, out):
     """Rotation of a quaternion (normalised first; zero: identity) into out (3, 3)."""
     n = np.sqrt(w * w + x * x + y * y + z * z)
@@ -67,7 +67,7 @@ def quat_matrix(w, x, y, z, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _axis_angle(a0, a1, a2, angle, out, k, kk):
     """out[:3, :3] = I + s K + (1 - c) K K about the unit axis (a0, a1, a2) (as
     ``base.spatial.axis_angle_matrix``); k, kk: 3x3 scratch."""
@@ -82,7 +82,7 @@ def _axis_angle(a0, a1, a2, angle, out, k, kk):
             out[r, col] = (1.0 if r == col else 0.0) + s * k[r, col] + (1 - c) * kk[r, col]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _motion(kind, q, g, axis, pu, pv, i, t, k3, kk3):
     """Body i's joint motion transform into t (4x4) from its coordinates q[g:]; k3, kk3: 3x3 scratch.
     Arrays and indices rather than views: a view per body costs a reference count."""
@@ -106,7 +106,7 @@ def _motion(kind, q, g, axis, pu, pv, i, t, k3, kk3):
         _axis_angle(axis[i, 0], axis[i, 1], axis[i, 2], q[g + 2], t, k3, kk3)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local):
     """Frames (n, 4, 4), motion subspaces S (n, 6, 6), spatial velocities (n, 6), COMs (n, 3) and spatial
     inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``. Every product is
@@ -243,7 +243,7 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
     return frames, S, vel, com, inertia
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def mass_matrix(parent, ds0, nd, S, inertia, armature):
     """M(q) by the composite-rigid-body algorithm (``ArticulatedSystem.mass_matrix``)."""
     n = parent.shape[0]
@@ -292,7 +292,7 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     """h(q, u) by recursive Newton-Euler (``ArticulatedSystem.inverse_dynamics(None)``). The spatial cross
     products (motion v x m: [w x mw; w x mv + v x mw], force v x* f: [w x fw + v x fv; w x fv]) are
@@ -380,7 +380,7 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     return tau
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _log_rotation(r):
     """Rotation vector of a rotation matrix (``base.spatial.log_rotation``)."""
     cos = min(max((r[0, 0] + r[1, 1] + r[2, 2] - 1.0) / 2.0, -1.0), 1.0)
@@ -410,7 +410,7 @@ def _log_rotation(r):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _unit(q):
     n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     out = np.zeros(4)
@@ -422,7 +422,7 @@ def _unit(q):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _qmul(a, b):
     out = np.empty(4)
     out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
@@ -432,7 +432,7 @@ def _qmul(a, b):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _quat_error(tq, cq):
     t, c = _unit(tq), _unit(cq)
     for k in range(1, 4):
@@ -443,7 +443,7 @@ def _quat_error(tq, cq):
     return _log_rotation(r)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def position_error(q, q_target, kind, gs0, ds0, nd, nv):
     """q_target (-) q as an nv vector (``ArticulatedSystem.position_error``)."""
     e = np.zeros(nv)
@@ -467,7 +467,7 @@ def position_error(q, q_target, kind, gs0, ds0, nd, nv):
     return e
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def cholesky(a, free):
     """Lower factor L of ``a`` restricted to the ``free`` dofs (other rows and columns: identity), and
     whether ``a`` was positive definite there."""
@@ -495,7 +495,7 @@ def cholesky(a, free):
     return L, True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def chol_solve(L, free, b):
     """x with (L L^T) x = b on the free dofs, 0 on the others."""
     n = b.shape[0]
@@ -518,7 +518,7 @@ def chol_solve(L, free, b):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     """``ArticulatedSystem._predict`` after M and h: (u after this step's forces, PD torque, Cholesky factor
     of M on the free dofs, ok). ok False: a matrix was not positive definite (the caller takes numpy's
@@ -568,7 +568,7 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     return u_new, pd, Lm, ok and good
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _quat_exp(w0, w1, w2):
     angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     out = np.empty(4)
@@ -580,7 +580,7 @@ def _quat_exp(w0, w1, w2):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     """``ArticulatedSystem._finish`` before the kinematics: q moved by (u + push) dt, limited joints projected
     back inside their range (their outward velocity removed, in ``u``), quaternions normalised."""
@@ -624,7 +624,7 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def limit_rows(q, u, lim_g, lim_d, lower, upper, locked, dt):
     """Joint-limit rows (``ArticulatedSystem._limit_rows``): (dof (R,), sign (R,), velocity target (R,))."""
     R = lim_g.shape[0]

@@ -18,7 +18,7 @@ from .robot_contacts import pair_rows, plane_rows, tangents
 from .robot_solve import solve_rows
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper,
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
@@ -143,7 +143,7 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
             (ckind, ca, cb, cpoint, cnormal, cdepth, ctarget, cpush, cspeed, cfric, lam[nl:].copy(), crows))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _copy_rows(dst, r, src, c):
     """dst[r, :, :nv] = src[c] (nv: src's row length)."""
     for a in range(3):
@@ -151,7 +151,7 @@ def _copy_rows(dst, r, src, c):
             dst[r, a, k] = src[c, a, k]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _no_contacts(nv):
     z = np.zeros(0)
     zi = np.zeros(0, np.int64)
@@ -176,7 +176,7 @@ COLUMNS = 56
 CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
     """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
@@ -192,8 +192,13 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
     and it has no contacts (the caller takes another route for it)."""
     K = lay.shape[0]
     margin, dt, touch_impulse = scal[0], scal[1], scal[2]
+    n = sin.shape[0]
+    # each system's result is written out as soon as it is computed: its state into ``st``, its contacts and
+    # rows into one flat ``blob`` (a list of tuples of arrays compiled to ~20k lines of reference counting)
+    st = np.empty(n)
     ok = np.zeros(K, np.bool_)
-    results = []
+    starts = np.zeros((3, K + 1), np.int64)
+    blobs = []
     for k in range(K):
         r = lay[k]
         L, nq, nv, P, NSH, nlim, G = r[L_], r[NQ], r[NV], r[NP], r[NS], r[NLIM], r[NG]
@@ -227,58 +232,62 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
             (pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)),) + _plane_columns(pf[r[P_F]:r[P_F] + 15 * G], G),
             sc[0], sc[1], margin, dt, r[ITER])
         ok[k] = res[0]
-        results.append(res)
-    starts = np.zeros((3, K + 1), np.int64)
-    for k in range(K):
-        con = results[k][9]
-        C = con[0].shape[0]
+        if res[0]:
+            _put(st, r[S_Q], res[1])
+            _put(st, r[S_U], res[2])
+            _put(st, r[S_PD], res[3])
+            _put(st, r[S_FRAMES], res[4].ravel())
+            _put(st, r[S_S], res[5].ravel())
+            _put(st, r[S_VEL], res[6].ravel())
+            _put(st, r[S_COM], res[7].ravel())
+            _put(st, r[S_INERTIA], res[8].ravel())
+        else:  # its state as it was, field by field (a field holds every system's values, one after another)
+            for j in range(8):
+                size = nq if j == 0 else (nv if j < 3 else L * (16, 36, 6, 3, 36)[j - 3])
+                for x in range(r[S_Q + j], r[S_Q + j] + size):
+                    st[x] = sin[x]
+        kind, ca, cb_, point, normal, depth, target, push, speed, fric, lam, crows = res[9]
+        C = kind.shape[0]
+        blob = np.empty(C * CONTACT + C * 3 * nv)
         T = 0
         for c in range(C):
-            if con[10][c, 0] > touch_impulse:
+            at = c * CONTACT
+            blob[at], blob[at + 1], blob[at + 2] = kind[c], ca[c], cb_[c]
+            for i in range(3):
+                blob[at + 3 + i], blob[at + 6 + i], blob[at + 14 + i] = point[c, i], normal[c, i], lam[c, i]
+            blob[at + 9], blob[at + 10], blob[at + 11], blob[at + 12], blob[at + 13] = (depth[c], target[c], push[c],
+                                                                                        speed[c], fric[c])
+            if lam[c, 0] > touch_impulse:
                 T += 1
+        _put(blob, C * CONTACT, crows.ravel())
+        blobs.append(blob)
         starts[0, k + 1] = starts[0, k] + C
         starts[1, k + 1] = starts[1, k] + T
-        starts[2, k + 1] = starts[2, k] + C * 3 * lay[k, NV]
-    n = sin.shape[0]
+        starts[2, k + 1] = starts[2, k] + C * 3 * nv
     out = np.empty(n + starts[0, K] * CONTACT + starts[2, K])
-    contacts = out[n:n + starts[0, K] * CONTACT].reshape((starts[0, K], CONTACT))
-    rows = out[n + starts[0, K] * CONTACT:]
+    _put(out, 0, st)
+    rows0 = n + starts[0, K] * CONTACT
     meta = np.empty(K + 3 * (K + 1) + starts[1, K], np.int64)
     for k in range(K):
         meta[k] = 1 if ok[k] else 0
     for i in range(3):
         for k in range(K + 1):
             meta[K + i * (K + 1) + k] = starts[i, k]
-    touch = meta[K + 3 * (K + 1):]
+    t = K + 3 * (K + 1)
     for k in range(K):
-        r = lay[k]
-        res = results[k]
-        if ok[k]:
-            _put(out, r[S_Q], res[1])
-            _put(out, r[S_U], res[2])
-            _put(out, r[S_PD], res[3])
-            _put(out, r[S_FRAMES], res[4].ravel())
-            _put(out, r[S_S], res[5].ravel())
-            _put(out, r[S_VEL], res[6].ravel())
-            _put(out, r[S_COM], res[7].ravel())
-            _put(out, r[S_INERTIA], res[8].ravel())
-        else:
-            a, b = r[S_Q], r[S_INERTIA] + 36 * r[L_]
-            for x in range(a, b):
-                out[x] = sin[x]
-        kind, ca, cb_, point, normal, depth, target, push, speed, fric, lam, crows = res[9]
-        c0, t = starts[0, k], starts[1, k]
-        for c in range(kind.shape[0]):
-            row = contacts[c0 + c]
-            row[0], row[1], row[2] = kind[c], ca[c], cb_[c]
-            for i in range(3):
-                row[3 + i], row[6 + i], row[14 + i] = point[c, i], normal[c, i], lam[c, i]
-            row[9], row[10], row[11], row[12], row[13] = depth[c], target[c], push[c], speed[c], fric[c]
-            if lam[c, 0] > touch_impulse:
-                touch[t] = (kind[c] << 42) | (cb_[c] << 21) | ca[c]
+        blob = blobs[k]
+        C = starts[0, k + 1] - starts[0, k]
+        for x in range(C * CONTACT):
+            out[n + starts[0, k] * CONTACT + x] = blob[x]
+        for x in range(starts[2, k + 1] - starts[2, k]):
+            out[rows0 + starts[2, k] + x] = blob[C * CONTACT + x]
+        t0 = t
+        for c in range(C):
+            at = c * CONTACT
+            if blob[at + 14] > touch_impulse:
+                meta[t] = (np.int64(blob[at]) << 42) | (np.int64(blob[at + 2]) << 21) | np.int64(blob[at + 1])
                 t += 1
-        _sort_range(touch, starts[1, k], t)
-        _put(rows, starts[2, k], crows.ravel())
+        _sort_range(meta, t0, t)
     return out, meta
 
 
@@ -296,7 +305,7 @@ def _sort_range(a, lo, hi):
         a[j + 1] = x
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _plane_columns(flat, G):
     """The G x 15 plane table ``flat`` as its columns, contiguous copies: normal (G, 3), offset, body velocity
     (G, 3), material (G, 3), erp, slop, rmin, rbase, vw (G,) (``np.ascontiguousarray`` of each column
@@ -312,7 +321,7 @@ def _plane_columns(flat, G):
     return pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw
 
 
-@njit(cache=True)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _put(dst, at, src):
     for i in range(src.shape[0]):
         dst[at + i] = src[i]
