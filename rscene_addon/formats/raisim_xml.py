@@ -83,6 +83,7 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
+_VECTORS: dict[str, tuple] = {}  # attribute text -> its numbers (the first thousand short texts read)
 _LIST_SEPARATORS = re.compile(r"[,\s]+")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -157,6 +158,12 @@ class _Attrs:
             if required:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
+        values = _VECTORS.get(raw)
+        if values is not None:  # (a world repeats a few texts: "1 0 0 0")
+            if n is not None and len(values) != n:
+                self.reader.error(self.node, f"attribute {names[0]} needs {n} numbers, got {len(values)}")
+                return default
+            return values
         try:
             # str.split() splits at the very characters \s matches (str.isspace), without the regex
             parts = filter(None, _LIST_SEPARATORS.split(raw.strip())) if "," in raw else raw.split()
@@ -166,10 +173,13 @@ class _Attrs:
         except ValueError:
             self.reader.error(self.node, f"attribute {names[0]}={raw!r} is not a list of numbers")
             return default
+        values = tuple(values)
+        if len(_VECTORS) < 1024 and len(raw) < 100:
+            _VECTORS[raw] = values
         if n is not None and len(values) != n:
             self.reader.error(self.node, f"attribute {names[0]} needs {n} numbers, got {len(values)}")
             return default
-        return tuple(values)
+        return values
 
     def group(self, *names: str, default: int) -> int:
         raw = self.text(*names)
@@ -513,21 +523,22 @@ class _Reader:
         and position (and, past a few hundred of those, quaternion): an ``<array>`` of shapes repeats one
         size, mass, material and orientation. A zero (or False) among the other fields takes the plain way:
         -0.0 == 0.0 as a key, but their texts differ (the quaternion's key holds the signs of its numbers)."""
-        fixed = {key: value for key, value in values.items() if key not in _POSE}
-        scale = fixed.get("scale")
-        if 0 in fixed.values() or (scale is not None and 0 in scale):
+        items = tuple(values.items())  # single_body's order: path first, position and quaternion 6th, 7th
+        scale = values.get("scale")
+        if (0 in values.values() or (scale is not None and 0 in scale)
+                or (items[0][0], items[5][0], items[6][0]) != _POSE):
             return new_record("object", **values)
-        items = tuple(fixed.items())
+        fixed = items[1:5] + items[7:]
         quat = values["quaternion"]
-        key = (items, quat, tuple(map(math.copysign, _ONES, quat)))
+        key = (fixed, quat, tuple(map(math.copysign, _ONES, quat)))
         make = self.makers.get(key, _MISSING)
         if make is _MISSING and len(self.makers) < _MAX_MAKERS:
-            make = self.makers[key] = _OBJECT.maker({**fixed, "quaternion": quat}, ("path", "position"))
+            make = self.makers[key] = _OBJECT.maker({**dict(fixed), "quaternion": quat}, ("path", "position"))
         if make is not _MISSING:
             return new_record("object", **values) if make is None else make(values["path"], values["position"])
-        make = self.pose_makers.get(items, _MISSING)  # many orientations: the quaternion varies too
+        make = self.pose_makers.get(fixed, _MISSING)  # many orientations: the quaternion varies too
         if make is _MISSING:
-            make = self.pose_makers[items] = _OBJECT.maker(fixed, _POSE)
+            make = self.pose_makers[fixed] = _OBJECT.maker(dict(fixed), _POSE)
         if make is None:
             return new_record("object", **values)
         return make(values["path"], values["position"], quat)
