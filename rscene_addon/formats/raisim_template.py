@@ -240,6 +240,20 @@ class _Expander:
             return []
         result: list[Node] = []
         i = start
+        if not any(n.tag == "array" for c in array.children for n in c.iter()):
+            # No nested array (the common body): each copy is the body with the loop variables replaced,
+            # made in one pass from a plan of the attributes that hold "@@" (what copy + arrays do).
+            inner = dict(scope)
+            inner[var] = ""
+            names = sorted(inner, key=len, reverse=True) if len(inner) > 1 else list(inner)
+            pairs = [("@@" + name, inner[name]) for name in names]
+            where = names.index(var)
+            plan = [_plan(c) for c in array.children]
+            while (i < end) if step > 0 else (i > end):
+                pairs[where] = ("@@" + var, str(i))
+                result.extend([_build(p, pairs) for p in plan])
+                i += step
+            return result
         while (i < end) if step > 0 else (i > end):
             inner = dict(scope)
             inner[var] = str(i)
@@ -267,7 +281,9 @@ class _Expander:
     def finish(self, node: Node) -> None:
         out = []
         for child in node.children:
-            for key, value in list(child.attrib.items()):
+            joined = "".join(child.attrib.values())  # one test for all (a false "@@" across two is harmless)
+            for key, value in (list(child.attrib.items()) if "@@" in joined or "[" in joined or "{" in joined
+                               or "}" in joined else ()):
                 if "@@" not in value and "[" not in value and "{" not in value and "}" not in value:
                     continue  # nothing to substitute or expand (most attributes)
                 value = self._substitute(value, child, {}, strict=True)
@@ -310,6 +326,32 @@ class _Expander:
             return root
         self.finish(root)
         return root
+
+
+def _plan(node: Node) -> tuple:
+    """A body element for ``_build``: its fields, the keys of the attributes that hold "@@", its children."""
+    return (node.tag, node.attrib, node.file, node.line, node.text,
+            [key for key, value in node.attrib.items() if "@@" in value], [_plan(c) for c in node.children])
+
+
+def _build(plan: tuple, pairs: list, new=Node.__new__) -> Node:
+    """A copy of a planned element with each ``@@name`` of ``pairs`` replaced, longest name first (as
+    ``_substitute_loop_vars`` does)."""
+    tag, attrib, file, line, text, keys, children = plan
+    node = new(Node)
+    node.tag = tag
+    node.attrib = attrib = dict(attrib)
+    node.file = file
+    node.line = line
+    node.text = text
+    for key in keys:
+        value = attrib[key]
+        for token, replacement in pairs:
+            if token in value:
+                value = value.replace(token, replacement)
+        attrib[key] = value
+    node.children = [_build(c, pairs) for c in children] if children else []
+    return node
 
 
 def _depth(root: Node) -> int:

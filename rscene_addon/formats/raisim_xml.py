@@ -44,7 +44,7 @@ import stat
 
 import numpy as np
 
-from ..model import ALL_GROUPS, Diagnostic, FormatError, Scene, new_record
+from ..model import ALL_GROUPS, RECORD_CLASSES, Diagnostic, FormatError, Scene, new_record
 from ..model.values import encode_number
 from ..base import files
 from . import png as pngcodec
@@ -65,6 +65,11 @@ GROUND_DRAW_SIZE = 20.0
 WORLD_SOLVER = {"iterations": 150, "tolerance": 1e-8, "erp": 1.5, "erp2": 0.002,
                 "defaultFriction": 0.8, "defaultRestitution": 0.0, "defaultRestitutionThreshold": 0.01,
                 "defaultStaticFriction": 0.8, "defaultStaticFrictionVelocityThreshold": 1.0}
+_OBJECT = RECORD_CLASSES["object"]
+_MISSING = object()
+_POSE = ("path", "position", "quaternion")
+_ONES = (1.0, 1.0, 1.0, 1.0)
+_MAX_MAKERS = 256  # makers with a fixed orientation; past them the quaternion is encoded per record
 _SHAPES = ("sphere", "box", "capsule", "cylinder", "mesh", "ground")
 NAMED_COLORS = {
     "red": (1, 0, 0), "green": (0, 1, 0), "blue": (0, 0, 1), "white": (1, 1, 1), "black": (0, 0, 0),
@@ -78,6 +83,7 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
+_VECTORS: dict[str, tuple] = {}  # attribute text -> its numbers (the first thousand short texts read)
 _LIST_SEPARATORS = re.compile(r"[,\s]+")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -152,6 +158,12 @@ class _Attrs:
             if required:
                 self.reader.error(self.node, f"missing attribute {names[0]!r}")
             return default
+        values = _VECTORS.get(raw)
+        if values is not None:  # (a world repeats a few texts: "1 0 0 0")
+            if n is not None and len(values) != n:
+                self.reader.error(self.node, f"attribute {names[0]} needs {n} numbers, got {len(values)}")
+                return default
+            return values
         try:
             # str.split() splits at the very characters \s matches (str.isspace), without the regex
             parts = filter(None, _LIST_SEPARATORS.split(raw.strip())) if "," in raw else raw.split()
@@ -161,10 +173,13 @@ class _Attrs:
         except ValueError:
             self.reader.error(self.node, f"attribute {names[0]}={raw!r} is not a list of numbers")
             return default
+        values = tuple(values)
+        if len(_VECTORS) < 1024 and len(raw) < 100:
+            _VECTORS[raw] = values
         if n is not None and len(values) != n:
             self.reader.error(self.node, f"attribute {names[0]} needs {n} numbers, got {len(values)}")
             return default
-        return tuple(values)
+        return values
 
     def group(self, *names: str, default: int) -> int:
         raw = self.text(*names)
@@ -232,6 +247,8 @@ class _Reader:
         self.positions: dict[str, tuple] = {}
         self.colors: dict = {}
         self.resource_ids: set[str] = set()
+        self.makers: dict = {}  # _object_record's record makers (orientation fixed)
+        self.pose_makers: dict = {}  # (orientation varying)
 
     # -- diagnostics ----------------------------------------------------------------------------------
 
@@ -398,8 +415,9 @@ class _Reader:
         quat = attrs.vector("quat", n=4, default=(1.0, 0.0, 0.0, 0.0))
         if quat is not None and not any(quat):
             self.error(state, "quat is zero")
-        lin = attrs.vector("lin_vel", n=3, default=None)
-        ang = attrs.vector("ang_vel", n=3, default=None)
+        given = attrs.values  # (most states give no velocities: no call for an absent one)
+        lin = attrs.vector("lin_vel", n=3, default=None) if "lin_vel" in given else None
+        ang = attrs.vector("ang_vel", n=3, default=None) if "ang_vel" in given else None
         return pos, quat, lin, ang
 
     def _inertia(self, record, node: Node) -> None:
@@ -476,12 +494,14 @@ class _Reader:
                     values["radius"] = dims.number("radius", required=True, default=0.5)
                     values["height"] = dims.number("height", required=True, default=1.0)
             self.positions[path] = pos
-        values["collisionGroup"] = attrs.group("collision_group", default=1)
-        values["collisionMask"] = attrs.group("collision_mask", default=ALL_GROUPS)
+        given = attrs.values  # (an absent attribute is its default: no call)
+        values["collisionGroup"] = attrs.group("collision_group", default=1) if "collision_group" in given else 1
+        values["collisionMask"] = (attrs.group("collision_mask", default=ALL_GROUPS) if "collision_mask" in given
+                                   else ALL_GROUPS)
         if values.get("mass", 1.0) <= 0 and values.get("bodyMode") == "dynamic":
             self.error(node, f"mass must be positive for a dynamic body, got {values['mass']}")
             values["mass"] = 1.0
-        record = new_record("object", **values)
+        record = self._object_record(values) if tag != "ground" else new_record("object", **values)
         self._common(record, node, attrs, name, path)
         if tag != "ground":
             if lin is not None and any(lin):
@@ -489,7 +509,7 @@ class _Reader:
             if ang is not None and any(ang):
                 set_extra(record, "initialAngularVelocity", ang)
             self._inertia(record, node)
-            com = attrs.vector("com", n=3, default=None)
+            com = attrs.vector("com", n=3, default=None) if "com" in given else None
             if com is not None:
                 set_extra(record, "centerOfMass", com)
         else:
@@ -497,6 +517,31 @@ class _Reader:
         if mesh_ref is not None and mesh_ref:
             self.check_file(node, mesh_ref, "mesh file")
         self.scene.add(record)
+
+    def _object_record(self, values: dict):
+        """``new_record("object", **values)``, by a ``Record.maker`` per set of the fields other than path
+        and position (and, past a few hundred of those, quaternion): an ``<array>`` of shapes repeats one
+        size, mass, material and orientation. A zero (or False) among the other fields takes the plain way:
+        -0.0 == 0.0 as a key, but their texts differ (the quaternion's key holds the signs of its numbers)."""
+        items = tuple(values.items())  # single_body's order: path first, position and quaternion 6th, 7th
+        scale = values.get("scale")
+        if (0 in values.values() or (scale is not None and 0 in scale)
+                or (items[0][0], items[5][0], items[6][0]) != _POSE):
+            return new_record("object", **values)
+        fixed = items[1:5] + items[7:]
+        quat = values["quaternion"]
+        key = (fixed, quat, tuple(map(math.copysign, _ONES, quat)))
+        make = self.makers.get(key, _MISSING)
+        if make is _MISSING and len(self.makers) < _MAX_MAKERS:
+            make = self.makers[key] = _OBJECT.maker({**dict(fixed), "quaternion": quat}, ("path", "position"))
+        if make is not _MISSING:
+            return new_record("object", **values) if make is None else make(values["path"], values["position"])
+        make = self.pose_makers.get(fixed, _MISSING)  # many orientations: the quaternion varies too
+        if make is _MISSING:
+            make = self.pose_makers[fixed] = _OBJECT.maker(dict(fixed), _POSE)
+        if make is None:
+            return new_record("object", **values)
+        return make(values["path"], values["position"], quat)
 
     def _body_type(self, node: Node, attrs: _Attrs) -> str:
         raw = (attrs.text("body_type", default="dynamic") or "dynamic").strip().lower()

@@ -8,7 +8,7 @@ import pytest
 
 from rscene_addon.formats import png, raisim_xml, rscene, terrain_gen
 from rscene_addon.formats.raisim_xml import ALL_GROUPS, parse_group
-from rscene_addon.model import FormatError
+from rscene_addon.model import FormatError, new_record
 
 RSC = "raisim_xml/raisimTech-raisim2Lib/rsc"
 OLD = "raisim_xml/raisimTech-raisimLib/rsc"
@@ -318,3 +318,37 @@ def test_mutated_files_never_crash(corpus, data_dir):
             reader(text, str(path))
         except FormatError as exc:
             assert exc.diagnostics and exc.first.file
+
+
+def test_array_bodies_are_the_records_made_one_by_one(tmp_path):
+    """An array's shapes (made from shared record makers, past 256 orientations too) are the records that
+    ``new_record`` makes from each shape's values; -0.0 (a text of its own) is not read as 0.0."""
+    shapes = {"s": ("2", "0.1", "1 0 0 {@@i/1000}"), "z": ("1", "1", "-0 1 0 0"), "w": ("1", "1", "0 1 0 0"),
+              "v": ("-0.0", "-0", "0 1 0 0"), "u": ("0", "0", "0 1 0 0")}
+    body = "".join(f'<sphere name="{k}@@i" mass="{m}" body_type="static"><dim radius="{r}"/>'
+                   f'<state pos="@@i 0 -0" quat="{q}"/></sphere>' for k, (m, r, q) in shapes.items())
+    scene = _read(tmp_path, '<raisim><objects><array idx="@@i" start="0" end="300" increment="1">'
+                  f'{body}</array></objects></raisim>')
+    made = {r.get("path"): r for r in objects(scene)}
+    assert len(made) == 1500
+    common = dict(primitive="sphere", contactMaterial="default", material="engine_default", visible=True,
+                  bodyMode="static", collisionGroup=1, collisionMask=ALL_GROUPS)
+    for i in range(300):
+        for k, (m, r, q) in shapes.items():
+            quat = (1.0, 0.0, 0.0, i / 1000) if k == "s" else tuple(float(v) for v in q.split())
+            expected = new_record("object", path=f"/World/{k}{i}", position=(float(i), 0.0, -0.0),
+                                  quaternion=quat, mass=float(m), radius=float(r), **common)
+            assert made[expected.get("path")].to_line() == expected.to_line()
+    assert made["/World/z0"].to_line() != made["/World/w0"].to_line().replace("/w0", "/z0")
+    assert made["/World/v0"].to_line() != made["/World/u0"].to_line().replace("/u0", "/v0")
+
+
+def test_nested_arrays_replace_the_longest_variable_first(tmp_path):
+    """``@@ii`` in the inner array's copies is the inner index, not ``@@i`` followed by "i"."""
+    scene = _read(tmp_path, '<raisim><objects><array idx="@@i" start="0" end="2" increment="1">'
+                  '<array idx="@@ii" start="5" end="1" increment="-2"><box name="b@@i_@@ii" mass="1">'
+                  '<dim x="1" y="1" z="1"/><state pos="@@i @@ii {@@i+@@ii}"/></box></array></array>'
+                  '</objects></raisim>')
+    got = [(r.get("path"), tuple(r.get("position"))) for r in objects(scene)]
+    assert got == [("/World/b0_5", (0.0, 5.0, 5.0)), ("/World/b0_3", (0.0, 3.0, 3.0)),
+                   ("/World/b1_5", (1.0, 5.0, 6.0)), ("/World/b1_3", (1.0, 3.0, 4.0))]
