@@ -45,7 +45,7 @@ import stat
 import numpy as np
 
 from ..model import ALL_GROUPS, RECORD_CLASSES, Diagnostic, FormatError, Scene, new_record
-from ..model.values import encode_number
+from ..model.values import encode_number, remember
 from ..base import files
 from . import png as pngcodec
 from . import terrain_gen
@@ -83,7 +83,7 @@ _TAG_ALIASES = {"timestep": "time_step", "articulatedsystem": "articulated_syste
 _ATTR_ALIASES = {"x_samples": "x_sample", "y_samples": "y_sample", "res_directory": "res_dir"}
 
 
-_VECTORS: dict[str, tuple] = {}  # attribute text -> its numbers (the first thousand short texts read)
+_VECTORS: dict[str, tuple] = {}  # short attribute text -> its numbers (``remember``: bounded)
 _LIST_SEPARATORS = re.compile(r"[,\s]+")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
@@ -174,8 +174,8 @@ class _Attrs:
             self.reader.error(self.node, f"attribute {names[0]}={raw!r} is not a list of numbers")
             return default
         values = tuple(values)
-        if len(_VECTORS) < 1024 and len(raw) < 100:
-            _VECTORS[raw] = values
+        if len(raw) < 100:
+            remember(_VECTORS, raw, values, 1024)
         if n is not None and len(values) != n:
             self.reader.error(self.node, f"attribute {names[0]} needs {n} numbers, got {len(values)}")
             return default

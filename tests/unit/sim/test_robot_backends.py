@@ -277,3 +277,35 @@ def test_near_systems_by_bounding_spheres():
         spinning = still.copy()
         spinning[2, 2], spinning[2, 4] = 2.0, -2.0 * d  # linear part: the axis through (d, 0, 0)
         assert list(near_systems(frames_at([-0.5, 0.5, d]), spinning, bc, br, starts, 0.02, 0.1)) == [want, want]
+
+
+@needs_numba
+def test_a_failed_system_in_a_pack_leaves_its_neighbours_step_alone():
+    """Three robots alone, packed into one ``step_alone`` call; the middle one's link inertias (the state
+    the step's mass matrix is built from) negated, so its mass matrix is not positive definite and its step
+    fails. Its state comes back as it was, and the two beside it step exactly as they do when all three are
+    healthy (the state buffer holds each field of every system one after another: restoring the failed one
+    must not touch theirs)."""
+    from rscene_addon.sim import robot_pack
+    from rscene_addon.sim.kernels import robot_step as rs
+    require_corpus(LAIKAGO)
+    world, systems = _laikagos("numba", 3)
+    _run(world, systems, 3)
+    pack = robot_pack.last_pack(systems)
+    assert pack is not None and len(pack.systems) == 3
+    args = [pack.lay, pack.mf, pack.mi, pack.cf, pack.cb, pack.state, pack.pf, pack.pb, pack.scal]
+    healthy, meta = rs.step_alone(*args)
+    assert meta[:3].tolist() == [1, 1, 1]
+    sick = pack.state.copy()
+    fields = {name: (a, b) for name, a, b, _ in pack.state_slices[1]}
+    a, b = fields["inertia"]
+    sick[a:b] *= -1.0
+    args[5] = sick
+    out, meta = rs.step_alone(*args)
+    assert meta[:3].tolist() == [1, 0, 1]
+    for k in range(3):
+        for name, a, b, _ in pack.state_slices[k]:
+            expected = sick[a:b] if k == 1 else healthy[a:b]
+            assert np.array_equal(out[a:b], expected), (k, name)
+    a, b = fields["q"]
+    assert not np.array_equal(healthy[a:b], sick[a:b])  # a healthy step moves it: the check above can fail
