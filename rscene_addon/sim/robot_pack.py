@@ -32,23 +32,33 @@ _NAMES = tuple(name for name, _, _ in _STATE)
 _CONTROL_NAMES = tuple(name for name, _ in _CONTROLS) + ("locked",)
 
 
-class PackedState:
-    """A state attribute of ``ArticulatedSystem`` (``q``, ``u``, ``frames``, ...) after a packed step: the
-    view of the step's buffer is cut when first read (a step does not pay eight views nobody reads), then
-    kept for the step (``s.q is s.q``). An array assigned to the attribute lives in the instance's dict and
-    wins, as for any non-data descriptor: the numpy route and the setters work as on plain attributes."""
+class _Packed:
+    """An attribute of ``ArticulatedSystem`` served from a pack (a non-data descriptor: an array assigned to
+    the attribute lives in the instance's dict and wins, so the numpy route and the setters work as on plain
+    attributes)."""
 
     __slots__ = ("name", "x")
 
     def __init__(self, name: str, x: int):
         self.name, self.x = name, x
 
+    def _missing(self, obj):
+        return AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+
+
+class PackedState(_Packed):
+    """A state attribute (``q``, ``u``, ``frames``, ...) after a packed step: the view of the step's buffer
+    is cut when first read (a step does not pay eight views nobody reads), then kept for the step
+    (``s.q is s.q``)."""
+
+    __slots__ = ()
+
     def __get__(self, obj, owner=None):
         if obj is None:
             return self
         h = obj.__dict__.get("_packed")
         if h is None:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+            raise self._missing(obj)
         v = h[self.x]
         if v is None:
             _, a, b, shape = h[9][self.x]
@@ -57,22 +67,19 @@ class PackedState:
         return v
 
 
-class PackedControl:
-    """A control attribute of ``ArticulatedSystem`` (``kp``, ``q_target``, ``locked``, ...) of a system in a
-    pack: the view of the pack's control buffer, so writes into it reach the next step. An assigned array
-    lives in the instance's dict (it wins, and the dict grows: the pack sees it and copies it in)."""
+class PackedControl(_Packed):
+    """A control attribute (``kp``, ``q_target``, ``locked``, ...) of a system in a pack: the view of the
+    pack's control buffer, so writes into it reach the next step (an assigned array grows the instance's
+    dict: the pack sees it and copies it in)."""
 
-    __slots__ = ("name", "x")
-
-    def __init__(self, name: str, x: int):
-        self.name, self.x = name, x
+    __slots__ = ()
 
     def __get__(self, obj, owner=None):
         if obj is None:
             return self
         b = obj.__dict__.get("_bound")
         if b is None:
-            raise AttributeError(f"{type(obj).__name__!r} object has no attribute {self.name!r}")
+            raise self._missing(obj)
         return b[self.x]
 
 
