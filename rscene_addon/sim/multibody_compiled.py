@@ -397,11 +397,10 @@ def step_compiled(systems, dt: float, kern) -> bool:
     last = robot_pack.last_pack(systems)
     # the last step's pack as it stands: its tables are the ones the full check would find (the same inputs),
     # and no system's links come near another's (checked on its state buffer once the attributes are in)
-    if last is not None and last.inputs is not None and [
-            _inputs(s, a, memo) for s, a in zip(systems, last.arrs)] == last.inputs:
+    if last is not None and last.inputs is not None and _inputs_of(systems, last.arrs, memo) == last.inputs:
         last.sync()
         if one or not _near_any(last, dt, kern):
-            for s in last.advance(dt, _TOUCH[0] if _TOUCH else _touch_impulse()):
+            for s in last.advance(dt, _touch_impulse()):
                 _step_group([s], dt, kern) or _numpy_step(s, dt)
             return True
     memo = {}
