@@ -269,7 +269,7 @@ def _step_group(systems, dt: float, kern) -> bool:
             chol[k, :s.nv, :s.nv] = chols[k]
             free[k, :s.nv] = ~s.locked
         iterations = max(s.contact_iterations for s in systems)
-        vel, push, lam = kern.solve_rows(vel0, off, chol, free, np.concatenate(rows.sa), np.concatenate(rows.sb),
+        vel, push, lam, _ = kern.solve_rows(vel0, off, chol, free, np.concatenate(rows.sa), np.concatenate(rows.sb),
                                          np.concatenate(rows.nax), _pad(rows.ja, nv_max), _pad(rows.jb, nv_max),
                                          np.concatenate(rows.fixed), np.concatenate(rows.target),
                                          np.concatenate(rows.push), np.concatenate(rows.friction), iterations,

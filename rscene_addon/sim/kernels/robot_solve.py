@@ -58,7 +58,7 @@ def _inverses(chol, free, off):
 @njit(cache=True)
 def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_target, friction, iterations,
                lam0, tolerance):
-    """(velocities, pseudo velocities, impulses (R, 3)): velocity sweeps over the rows in order (each
+    """(velocities, pseudo velocities, impulses (R, 3), velocity sweeps done): velocity sweeps over the rows in order (each
     row's axes in order, the tangents boxed by friction times the normal impulse), then a split-impulse
     pass on the normals of rows with a position target. The sweeps start from the impulses ``lam0`` (R, 3)
     (a warm start: last step's impulses of the same contacts, applied to the velocities first) and end when
@@ -122,7 +122,9 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             if sb[r] >= 0:
                 _add(vel, off, sb[r], wb, r, lam[r, 0], lam[r, 1], lam[r, 2], nax[r])
     start = np.empty(vel.shape[0])
+    sweeps = 0
     for _ in range(iterations):
+        sweeps += 1
         change = 0.0
         for i in range(vel.shape[0]):
             start[i] = vel[i]
@@ -182,7 +184,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
         if nax[r] == 3 and push_target[r] > 0:
             any_push = True
     if not any_push:
-        return vel, push, lam
+        return vel, push, lam, sweeps
     plam = np.zeros(R)
     for _ in range(iterations):
         change = 0.0
@@ -203,7 +205,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             plam[r] = new
         if change == 0.0:
             break
-    return vel, push, lam
+    return vel, push, lam, sweeps
 
 
 @njit(cache=True, _nrt=False)
