@@ -14,7 +14,7 @@ __all__ = ["TOLERANCE", "step_systems", "warm_impulses"]
 
 # The sweeps end when one moves no velocity by more than this (m/s, rad/s): the analytic tests hold a solve
 # to 1e-9, and a resting robot warm started from last step's impulses gets there in ~11 sweeps (30 cold).
-TOLERANCE = 1e-10
+TOLERANCE = 1e-12
 
 
 def step_systems(systems, dt: float | None = None) -> None:
