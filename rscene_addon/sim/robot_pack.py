@@ -257,18 +257,18 @@ class Pack:
         systems = self.systems
         K, n = len(systems), self.state.shape[0]
         self.state = out[:n]  # the contacts and rows follow it
-        c0 = K
-        self.last_out = out
-        self.warm = out[n:n + int(meta[c0 + K]) * self.rs.CONTACT]
-        w = self.wrange
-        w[:, 0] = meta[c0:c0 + K]
-        w[:, 1] = meta[c0 + 1:c0 + K + 1]
         failed = []
         # one list for the whole head and the touch codes: a numpy slice per item costs more
         head = meta.tolist()
         c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
         touch = 4 * K + 3
         C = head[c0 + K]
+        # the next step's warm start: this step's contacts (system k's rows wrange[k])
+        self.last_out = out
+        self.warm = out[n:n + C * self.rs.CONTACT]
+        w = self.wrange
+        w[:, 0] = meta[c0:c0 + K]
+        w[:, 1] = meta[c0 + 1:c0 + K + 1]
         sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
             s = systems[k]
