@@ -50,6 +50,7 @@ def _timers():
 
 def _solve_args(A, uf, chol, pl, sp, lim):
     """solve_rows' arguments as system_step assembles them."""
+    from rscene_addon.sim.kernels.robot_step import warm_start
     dof, sign, ltarget = lim
     nv = uf.shape[0]
     nl, npl, nsp = dof.shape[0], pl[0].shape[0], sp[0].shape[0]
@@ -68,7 +69,8 @@ def _solve_args(A, uf, chol, pl, sp, lim):
         ja[r] = sp[8][c]
         target[r], push[r], friction[r] = sp[5][c], sp[6][c], A["self_mat"][0]
     return ((uf, np.array([0, nv]), chol[None].copy(), (~A["locked"])[None].copy(), np.zeros(R, np.int64),
-             np.full(R, -1, np.int64), nax, ja, ja, fixed, target, push, friction, A["iterations"]), (nl, npl, nsp))
+             np.full(R, -1, np.int64), nax, ja, ja, fixed, target, push, friction, A["iterations"],
+             warm_start.py_func(A["warm"], nl, pl[0], pl[1], sp[0], sp[1]), A["tolerance"]), (nl, npl, nsp))
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from .geometry import PLANE
 from .link_contacts import MARGIN
 from .link_pairs import _filter, _geometry, _properties
+from .multibody_solver import TOLERANCE, contact_key, warm_impulses
 from . import robot_pack
 from .physics_model import DYNAMIC
 
@@ -268,10 +269,11 @@ def _step_group(systems, dt: float, kern) -> bool:
             chol[k, :s.nv, :s.nv] = chols[k]
             free[k, :s.nv] = ~s.locked
         iterations = max(s.contact_iterations for s in systems)
-        vel, push, lam = kern.solve_rows(vel0, off, chol, free, np.concatenate(rows.sa), np.concatenate(rows.sb),
+        vel, push, lam, _ = kern.solve_rows(vel0, off, chol, free, np.concatenate(rows.sa), np.concatenate(rows.sb),
                                          np.concatenate(rows.nax), _pad(rows.ja, nv_max), _pad(rows.jb, nv_max),
                                          np.concatenate(rows.fixed), np.concatenate(rows.target),
-                                         np.concatenate(rows.push), np.concatenate(rows.friction), iterations)
+                                         np.concatenate(rows.push), np.concatenate(rows.friction), iterations,
+                                         _warm(rows), TOLERANCE)
     else:
         vel, push, lam = vel0, np.zeros_like(vel0), np.zeros((0, 3))
     contacts = _contact_dicts(rows, lam)
@@ -339,6 +341,34 @@ def _system_spheres(systems, arr, u_free, live, kern):
         r[x] = float(np.max(np.linalg.norm(centres[ok] - c[x], axis=1) + a.br[ok]))
         v[x] = float(kern.sphere_speeds(u_free[k], a.parent, a.ds0, a.nd, s._S, centres, a.br).max())
     return c, r, v
+
+
+def _warm(rows) -> np.ndarray:
+    """(R, 3): the solve's first impulses, as the numpy route takes them (``warm_impulses``): 0 for joint
+    limits, the last step's impulse of the same contact (link and body names) for contacts."""
+    keys = []
+    for c, meta in rows.meta:
+        if meta is None:
+            keys += [None] * c
+            continue
+        kind, s, res, extra = meta
+        if kind == "dicts":
+            keys += [(s, contact_key(d)) for d in res]
+        elif kind == "pair":
+            b = extra[0]
+            keys += [(s, (s.bodies[i].link, f"{b.name}/{b.bodies[j].link}")) for i, j in zip(res[0], res[1])]
+        elif kind == "ground":
+            keys += [(s, (s.bodies[i].link, "ground")) for i in res[0]]
+        else:
+            env, planes, _ = extra
+            m = env.world.model
+            keys += [(s, (s.bodies[i].link, m.body_name[int(m.geom_body[int(planes[g])])]))
+                     for i, g in zip(res[0], res[1])]
+    lam = np.zeros((len(keys), 3))
+    at = [r for r, k in enumerate(keys) if k is not None]
+    if at:
+        lam[at] = warm_impulses([keys[r] for r in at])
+    return lam
 
 
 def _contact_dicts(rows, lam) -> list[dict]:

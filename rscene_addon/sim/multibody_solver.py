@@ -10,7 +10,13 @@ import numpy as np
 
 from .link_pairs import link_pair_contacts
 
-__all__ = ["step_systems"]
+__all__ = ["TOLERANCE", "step_systems", "warm_impulses"]
+
+# The sweeps end when one moves no velocity by more than this (m/s, rad/s). The analytic truths hold a solve
+# to 1e-9..1e-12 (head-on boxes: no spin above 1e-12; 1e-10 and 1e-11 left 3.5e-12 and 1.4e-12). Warm
+# started from last step's impulses, the bench's falling Laikago averages 12 sweeps a step (median 5) and
+# ANYmal C 6 (median 1) instead of 30.
+TOLERANCE = 1e-12
 
 
 def step_systems(systems, dt: float | None = None) -> None:
@@ -61,7 +67,9 @@ def _numpy_step_systems(systems, dt: float) -> None:
 
 def _solve_rows(systems, predicted, limits, contacts, iterations: int):
     """Sequential impulses in joint space over joint limits and contacts of ``systems`` and the world bodies
-    they touch (an impulse changes every side's velocity by its inverse mass), then a split-impulse pass on
+    they touch (an impulse changes every side's velocity by its inverse mass; the contacts start from the
+    impulses they carried last step, ``warm_impulses``, and the sweeps end once one moves no velocity by
+    more than ``TOLERANCE``, as the compiled ``solve_rows`` does), then a split-impulse pass on
     the normals of penetrating contacts (world bodies do not move in it: their contacts carry no ``push``).
     Writes the world bodies' new velocities back through their environments and each contact's impulse
     (normal, t1, t2) into ``impulse``. Returns the systems' velocities and pseudo velocities."""
@@ -105,10 +113,17 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
                 sides.append(side(slots[key], -c["body_jac"]))  # the reaction pushes the body back
         con.append((c, sides, fixed, _effective(*sides)))
     lim_lambda = np.zeros(len(lim))
-    con_lambda = np.zeros((len(con), 3))
+    con_lambda = warm_impulses([(c["system"], contact_key(c)) for c in contacts])
+    for r, (_, sides, _, _) in enumerate(con):  # the warm start moves the velocities first
+        for axis in range(3):
+            for slot, _, w in sides:
+                vel[slot] += w[axis] * con_lambda[r, axis]
     for _ in range(iterations):
+        start = np.concatenate(vel)
+        changed = False
         for r, ((slot, j, w), target, eff) in enumerate(lim):
             new = max(lim_lambda[r] + eff * (target - j[0] @ vel[slot]), 0.0)
+            changed = changed or new != lim_lambda[r]
             vel[slot] += w[0] * (new - lim_lambda[r])
             lim_lambda[r] = new
         for r, (c, sides, fixed, eff) in enumerate(con):
@@ -120,9 +135,12 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
                 else:
                     bound = c["friction"] * con_lambda[r, 0]
                     new = min(max(old - eff[axis] * rel, -bound), bound)
+                changed = changed or new != old
                 for slot, _, w in sides:
                     vel[slot] += w[axis] * (new - old)
                 con_lambda[r, axis] = new
+        if not changed or np.abs(np.concatenate(vel) - start).max() <= TOLERANCE:
+            break
     for r, (c, _, _, _) in enumerate(con):
         c["impulse"] = con_lambda[r].copy()
     # split impulse: pseudo velocities that remove penetration beyond the slop move positions only
@@ -140,6 +158,33 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
     for slot, (env, b) in enumerate(owners, start=n_sys):
         env.apply({b: vel[slot]})
     return vel[:n_sys], push[:n_sys]
+
+
+def contact_key(c) -> tuple:
+    """What names a contact from one step to the next: its link and the body it touches (a plane's body, or
+    ``system/link`` of a link); the n-th contact of a pair in a step is matched to the n-th of the last."""
+    return c["link"], c["body"]
+
+
+def warm_impulses(contacts) -> np.ndarray:
+    """(C, 3): per contact (``(system, contact_key)``), the impulse the same contact carried in its system's
+    last step (``last_contacts``: the n-th contact of a key gets the n-th one's of the last step), else 0."""
+    lam = np.zeros((len(contacts), 3))
+    last: dict = {}
+    used: dict = {}
+    for r, (s, key) in enumerate(contacts):
+        table = last.get(id(s))
+        if table is None:
+            table = last[id(s)] = {}
+            for c in s.last_contacts or ():
+                if c["system"] is s and c.get("impulse") is not None:
+                    table.setdefault(contact_key(c), []).append(c["impulse"])
+        seen = table.get(key)
+        n = used.get((id(s), key), 0)
+        if seen is not None and n < len(seen):
+            lam[r] = seen[n]
+        used[(id(s), key)] = n + 1
+    return lam
 
 
 def _effective(*sides) -> np.ndarray:

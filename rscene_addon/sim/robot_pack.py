@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .link_contacts import MARGIN
+from .multibody_solver import TOLERANCE
 
 __all__ = ["Pack", "PackedControl", "PackedState", "blocks", "last_pack", "pack_for", "state_attributes", "control_attributes"]
 
@@ -107,8 +108,13 @@ class Pack:
         self.lay, b = rs.pack(rows)
         self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb = (
             b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"])
-        self.scal = np.zeros(3)
+        self.scal = np.zeros(4)
         self.scal_key = None  # (dt, touch impulse) written into ``scal``
+        # the solve's warm start: the last step's contacts (rows of CONTACT; system k's wrange[k, 0]:wrange[k, 1]),
+        # the pack's last ``out`` while its systems come from it, else their ``last_contacts`` (``_rewarm``)
+        self.last_out = None
+        self.warm = np.zeros(0)
+        self.wrange = np.zeros((len(systems), 2), np.int64)
         self.call = None  # ``step_alone``'s compiled entry for the buffers' types (``_entry``), after a step
         self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
         self.arrs = list(arrs)  # the systems' ``RobotArrays``
@@ -143,6 +149,15 @@ class Pack:
         for k, s in enumerate(systems):
             self._bind_controls(k, s)
             self._hand(k, s.__dict__, self.state)
+            self._rewarm(k, s)
+
+    def _rewarm(self, k, s) -> None:
+        """System ``k``'s warm start from its ``last_contacts`` (another route or pack stepped it last)."""
+        rows = _warm_rows(s, int(self.lay[k, self.rs.NG]), self.rs.CONTACT)
+        at = self.warm.shape[0] // self.rs.CONTACT
+        if len(rows):
+            self.warm = np.concatenate((self.warm, rows.ravel()))
+        self.wrange[k] = (at, at + len(rows))
 
     def _bind_controls(self, k, s):
         """System ``k`` reads its controls from the pack's buffers (``PackedControl``), as they are now."""
@@ -192,6 +207,9 @@ class Pack:
                 name, a, b, _ = self.state_slices[k][x]
                 self.state[a:b] = np.ravel(getattr(s, name))
         self._bind_controls(k, s)
+        ca = d.get("_contact_arrays")
+        if ca is None or ca[0] is not self.last_out:
+            self._rewarm(k, s)
         self.sizes[k] = -1  # the step's hand-out drops the state names assigned
 
     def _current(self, k, d) -> bool:
@@ -225,15 +243,17 @@ class Pack:
     def advance(self, dt: float, touch_impulse: float) -> list:
         """``step`` after ``sync``; returns the systems whose step failed (nothing changed)."""
         if self.scal_key != (dt, touch_impulse):
-            self.scal[0], self.scal[1], self.scal[2] = MARGIN, dt, touch_impulse
+            self.scal[0], self.scal[1], self.scal[2], self.scal[3] = MARGIN, dt, touch_impulse, TOLERANCE
             self.scal_key = (dt, touch_impulse)
         call = self.call
         if call is None:  # the first step: through the dispatcher (which loads or compiles the kernel)
-            args = (self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal)
+            args = (self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal,
+                    self.warm, self.wrange)
             out, meta = self.rs.step_alone(*args)
             self.call = _entry(self.rs.step_alone, args)
         else:
-            out, meta = call(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal)
+            out, meta = call(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal,
+                             self.warm, self.wrange)
         systems = self.systems
         K, n = len(systems), self.state.shape[0]
         self.state = out[:n]  # the contacts and rows follow it
@@ -243,6 +263,12 @@ class Pack:
         c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
         touch = 4 * K + 3
         C = head[c0 + K]
+        # the next step's warm start: this step's contacts (system k's rows wrange[k])
+        self.last_out = out
+        self.warm = out[n:n + C * self.rs.CONTACT]
+        w = self.wrange
+        w[:, 0] = meta[c0:c0 + K]
+        w[:, 1] = meta[c0 + 1:c0 + K + 1]
         sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
             s = systems[k]
@@ -310,6 +336,39 @@ def _arrays(rs, s, a, t, sp):
     cols[rs.P_ALLOW] = pallow
     cols[rs.P_SELF] = allowed
     return sizes, cols
+
+
+def _warm_rows(s, G: int, width: int) -> np.ndarray:
+    """(c, width): ``s.last_contacts`` as ``step_alone`` lists contacts (kind, link, plane or other link; the
+    impulse at 14:17), the rows a warm start reads; contacts with other systems left out (no row of a system
+    alone meets them)."""
+    from .multibody_compiled import _plane_body
+    contacts = s.last_contacts or ()
+    if not contacts:
+        return np.zeros((0, width))
+    links = {b.link: i for i, b in enumerate(s.bodies)}
+    planes: dict = {}
+    for g in reversed(range(G)):  # the first plane of a body gets its name
+        planes[_plane_body(s, g)] = g
+    rows = []
+    for c in contacts:
+        if c["system"] is not s or c.get("impulse") is None:
+            continue
+        other = c.get("other_system")
+        if other is s:
+            kind, b = 1, links.get(c["other_link"])
+        elif other is None:
+            kind, b = 0, planes.get(c["body"])
+        else:
+            continue
+        a = links.get(c["link"])
+        if a is None or b is None:
+            continue
+        row = np.zeros(width)
+        row[0], row[1], row[2] = kind, a, b
+        row[14:17] = c["impulse"]
+        rows.append(row)
+    return np.array(rows).reshape(-1, width)
 
 
 def step_contacts(arrays, nv: int):

@@ -48,4 +48,4 @@ def warm_up() -> None:
     off = np.array([0, 7], i64)
     rows = np.zeros((C, 3, 7))
     solve_rows(u1, off, chol[None], (~locked)[None], np.zeros(C, i64), np.full(C, -1, i64), np.full(C, 3, i64),
-               rows, rows, np.zeros((C, 3)), np.zeros(C), np.zeros(C), np.zeros(C), 2)
+               rows, rows, np.zeros((C, 3)), np.zeros(C), np.zeros(C), np.zeros(C), 2, np.zeros((C, 3)), 1e-10)

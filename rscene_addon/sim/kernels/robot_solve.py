@@ -56,11 +56,16 @@ def _inverses(chol, free, off):
 
 
 @njit(cache=True)
-def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_target, friction, iterations):
-    """(velocities, pseudo velocities, impulses (R, 3)): velocity sweeps over the rows in order (each
+def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_target, friction, iterations,
+               lam0, tolerance):
+    """(velocities, pseudo velocities, impulses (R, 3), velocity sweeps done): velocity sweeps over the rows in order (each
     row's axes in order, the tangents boxed by friction times the normal impulse), then a split-impulse
-    pass on the normals of rows with a position target. A sweep that changes no impulse ends the sweeps
-    (every later one would repeat it exactly)."""
+    pass on the normals of rows with a position target. The sweeps start from the impulses ``lam0`` (R, 3)
+    (a warm start: last step's impulses of the same contacts, applied to the velocities first) and end when
+    a sweep moves no velocity by more than ``tolerance`` (a sweep that changes no impulse: every later one
+    would repeat it exactly). A resting robot's contacts carry a load the rows share in many ways, so its
+    impulses drift along that null space for thousands of sweeps while its velocities settle: the velocities
+    are what converges."""
     R = sa.shape[0]
     NV = ja.shape[2]
     minv = _inverses(chol, free, off)
@@ -110,9 +115,19 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
         for ax in range(m):
             eff[r, ax] = 1.0 / D[r, ax, ax] if D[r, ax, ax] > 1e-12 else 0.0
     vel = vel0.copy()
-    lam = np.zeros((R, 3))
+    lam = lam0.copy()
+    for r in range(R):
+        if lam[r, 0] != 0.0 or lam[r, 1] != 0.0 or lam[r, 2] != 0.0:
+            _add(vel, off, sa[r], wa, r, lam[r, 0], lam[r, 1], lam[r, 2], nax[r])
+            if sb[r] >= 0:
+                _add(vel, off, sb[r], wb, r, lam[r, 0], lam[r, 1], lam[r, 2], nax[r])
+    start = np.empty(vel.shape[0])
+    sweeps = 0
     for _ in range(iterations):
+        sweeps += 1
         change = 0.0
+        for i in range(vel.shape[0]):
+            start[i] = vel[i]
         for r in range(R):
             # Gauss-Seidel over the row's axes: their relative velocities at once (one pass over its
             # nonzeros), each later axis corrected by D for the earlier axes' changes, then one velocity
@@ -158,13 +173,18 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     _add(vel, off, sb[r], wb, r, d0, d1, d2, 3)
         if change == 0.0:
             break
+        moved = 0.0
+        for i in range(vel.shape[0]):
+            moved = max(moved, abs(vel[i] - start[i]))
+        if moved <= tolerance:
+            break
     push = np.zeros(vel.shape[0])
     any_push = False
     for r in range(R):
         if nax[r] == 3 and push_target[r] > 0:
             any_push = True
     if not any_push:
-        return vel, push, lam
+        return vel, push, lam, sweeps
     plam = np.zeros(R)
     for _ in range(iterations):
         change = 0.0
@@ -185,7 +205,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             plam[r] = new
         if change == 0.0:
             break
-    return vel, push, lam
+    return vel, push, lam, sweeps
 
 
 @njit(cache=True, _nrt=False)

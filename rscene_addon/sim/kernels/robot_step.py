@@ -22,10 +22,12 @@ from .robot_solve import solve_rows
 def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper,
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
-                pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, erp, slop, margin, dt, iterations):
+                pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, erp, slop, margin, dt, iterations, warm,
+                tolerance):
     """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with contacts
     (kind (C,): 0 plane, 1 self; a: link; b: plane or other link; point; normal; depth; target; push;
-    speed; friction; impulse (C, 3); rows (C, 3, nv)). ok False: a mass matrix was not positive definite
+    speed; friction; impulse (C, 3); rows (C, 3, nv)). ``warm`` (C', CONTACT): the system's last contacts (their
+    kind, a, b and impulse start the solve: ``warm_start``). ok False: a mass matrix was not positive definite
     (nothing moved; the caller takes the numpy route). ``_system_step`` on the arguments flat (timing
     scripts and tests; ``step_alone`` calls ``_system_step`` itself)."""
     return _system_step(q, u, (q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower,
@@ -33,11 +35,11 @@ def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, 
                         (parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local),
                         (frames, S, vel, inertia), (pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat),
                         (pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw), erp, slop, margin, dt,
-                        iterations)
+                        iterations, warm, tolerance)
 
 
 @njit(cache=True, inline="always")
-def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin, dt, iterations):
+def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin, dt, iterations, warm, tolerance):
     """``system_step`` with its arguments in groups (flattened, ``system_step``'s order): inlined into
     ``step_alone`` (numba inlines no call of more than 30 arguments: CPython passes those as ``*args``), so
     the step's call tree is optimized and compiled once, inside ``step_alone``, not again in a library of
@@ -104,8 +106,9 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
         for j in range(nv):
             ch[0, k, j] = chol[k, j]
     if R > 0:
-        vel_new, pvel, lam = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64), nax,
-                                        ja, ja, fixed, target, push, friction, iterations)
+        lam0 = warm_start(warm, nl, pl[0], pl[1], sp[0], sp[1])
+        vel_new, pvel, lam, _ = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64), nax,
+                                        ja, ja, fixed, target, push, friction, iterations, lam0, tolerance)
     else:
         vel_new, pvel, lam = uf.copy(), np.zeros(nv), np.zeros((0, 3))
     u_new = vel_new[:nv].copy()
@@ -144,6 +147,31 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
+def warm_start(warm, nl, pa, pb, sa, sb):
+    """(nl + C, 3): the solve's first impulses: 0 for the nl joint limits, then per contact (plane contacts
+    (link ``pa``, plane ``pb``), then self contacts (``sa``, ``sb``)) the impulse of the same contact in
+    ``warm`` (the last step's contacts (C', CONTACT)): the n-th contact of a (kind, link, other) is the n-th
+    of the last step's (``multibody_solver.warm_impulses``, by names, on the numpy route)."""
+    npl, nsp = pa.shape[0], sa.shape[0]
+    lam = np.zeros((nl + npl + nsp, 3))
+    W = warm.shape[0]
+    if W == 0:
+        return lam
+    used = np.zeros(W, np.bool_)
+    for c in range(npl + nsp):
+        kind = 0 if c < npl else 1
+        a = pa[c] if c < npl else sa[c - npl]
+        b = pb[c] if c < npl else sb[c - npl]
+        for w in range(W):
+            if not used[w] and warm[w, 0] == kind and warm[w, 1] == a and warm[w, 2] == b:
+                used[w] = True
+                for i in range(3):
+                    lam[nl + c, i] = warm[w, 14 + i]
+                break
+    return lam
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
 def _copy_rows(dst, r, src, c):
     """dst[r, :, :nv] = src[c] (nv: src's row length)."""
     for a in range(3):
@@ -177,10 +205,12 @@ CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, dept
 
 
 @njit(cache=True, error_model="numpy")
-def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
+def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
     """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
-    state and plane buffers; ``scal`` = (margin, dt, touch impulse). Reads the state from ``sin`` and writes
+    state and plane buffers; ``scal`` = (margin, dt, touch impulse, solve tolerance); ``warm`` (flat, rows of
+    CONTACT): the last step's contacts, system k's ``warm[wrange[k, 0]:wrange[k, 1]]`` (rows; its solve starts
+    from their impulses). Reads the state from ``sin`` and writes
     the next one into a new buffer (``sin`` is left as it was: the arrays handed out for the last step keep
     their values). Two arrays come back (each returned array costs microseconds to hand to Python):
 
@@ -191,7 +221,8 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
     ok 0: that system's mass matrix was not positive definite; its state in ``out`` is a copy of ``sin``
     and it has no contacts (the caller takes another route for it)."""
     K = lay.shape[0]
-    margin, dt, touch_impulse = scal[0], scal[1], scal[2]
+    margin, dt, touch_impulse, tolerance = scal[0], scal[1], scal[2], scal[3]
+    warm2 = warm.reshape((warm.shape[0] // CONTACT, CONTACT))
     n = sin.shape[0]
     # each system's result is written out as soon as it is computed: its state into ``st``, its contacts and
     # rows into one flat ``blob`` (a list of tuples of arrays compiled to ~20k lines of reference counting)
@@ -230,7 +261,7 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
              mf[r[M_BC]:r[M_BC] + 3 * L].reshape((L, 3)), mf[r[M_BR]:r[M_BR] + L],
              pb[r[P_SELF]:r[P_SELF] + L * L].reshape((L, L)), pf[r[P_F] + 15 * G:r[P_F] + 15 * G + 3]),
             (pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)),) + _plane_columns(pf[r[P_F]:r[P_F] + 15 * G], G),
-            sc[0], sc[1], margin, dt, r[ITER])
+            sc[0], sc[1], margin, dt, r[ITER], warm2[wrange[k, 0]:wrange[k, 1]], tolerance)
         ok[k] = res[0]
         if res[0]:
             _put(st, r[S_Q], res[1])

@@ -78,4 +78,5 @@ def warm_up() -> None:
     cols[rs.P_F] = np.concatenate(([0.0, 0.0, 1.0, 0.0, 0, 0, 0, 0.8, 0.0, 0.001, 0.2, 1e-4, 0.02, 0, 0], [0.8, 0, 0]))
     cols[rs.P_ALLOW], cols[rs.P_SELF] = np.ones((2, 1), np.bool_), np.triu(np.ones((2, 2), np.bool_))
     lay, b = rs.pack([((2, 8, 7, 2, 2, 1, 1, 2, 0), cols)])
-    step_alone(lay, b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"], np.array([0.02, 0.01, 1e-9]))
+    step_alone(lay, b["mf"], b["mi"], b["cf"], b["cb"], b["st"], b["pf"], b["pb"], np.array([0.02, 0.01, 1e-9, 1e-10]),
+               np.zeros(0), np.zeros((1, 2), np.int64))

@@ -293,7 +293,8 @@ def test_a_failed_system_in_a_pack_leaves_its_neighbours_step_alone():
     _run(world, systems, 3)
     pack = robot_pack.last_pack(systems)
     assert pack is not None and len(pack.systems) == 3
-    args = [pack.lay, pack.mf, pack.mi, pack.cf, pack.cb, pack.state, pack.pf, pack.pb, pack.scal]
+    args = [pack.lay, pack.mf, pack.mi, pack.cf, pack.cb, pack.state, pack.pf, pack.pb, pack.scal, pack.warm,
+            pack.wrange]
     healthy, meta = rs.step_alone(*args)
     assert meta[:3].tolist() == [1, 1, 1]
     sick = pack.state.copy()
