@@ -15,6 +15,9 @@ it grows the instance's dict, so the per-step check that nothing was assigned is
 """
 from __future__ import annotations
 
+import itertools
+import operator
+
 import numpy as np
 
 from .link_contacts import MARGIN
@@ -30,6 +33,11 @@ _STATE = (("q", "q", ()), ("u", "v", ()), ("last_pd_torque", "v", ()), ("frames"
 _READ = (0, 1, 3, 4, 5, 7)  # the state fields a step reads
 _NAMES = tuple(name for name, _, _ in _STATE)
 _CONTROL_NAMES = tuple(name for name, _ in _CONTROLS) + ("locked",)
+
+
+_DICT = operator.attrgetter("__dict__")
+_SCALARS = operator.attrgetter("erp", "contact_slop")
+_PACKED, _BOUND = itertools.repeat("_packed"), itertools.repeat("_bound")
 
 
 class _Packed:
@@ -114,7 +122,10 @@ class Pack:
         self.arrs = list(arrs)  # the systems' ``RobotArrays``
         self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
-        self.scalars = [[s.erp, s.contact_slop] for s in systems]
+        self.scalars = list(map(_SCALARS, systems))  # (erp, contact_slop) written into the controls
+        self.n = self.state.shape[0]
+        self.touch_sig = None  # the last step's touch codes of all systems (``advance``)
+        self.touching = None  # and the systems' touching sets it left
         last = len(systems) - 1
         # the state's frames and velocities of all systems: one block each (robot_step.pack lays them so)
         self.frames_at = (int(self.lay[0, rs.S_FRAMES]), int(self.lay[last, rs.S_FRAMES]) + 16 * int(self.lay[last, 0]))
@@ -170,14 +181,21 @@ class Pack:
         (a new configuration, new gains, another route's step, another pack's step): the state buffer then
         holds what they say."""
         self.handed_state = self.state
+        systems = self.systems
+        dicts = list(map(_DICT, systems))
+        # all systems at once (C-level passes): nothing assigned since the step, same erp and slop
+        if (list(map(len, dicts)) == self.sizes and all(map(operator.is_, map(dict.get, dicts, _PACKED), self.handed))
+                and all(map(operator.is_, map(dict.get, dicts, _BOUND), self.bound))
+                and list(map(_SCALARS, systems)) == self.scalars):
+            return
         cf, sizes, handed, bound, scalars = self.cf, self.sizes, self.handed, self.bound, self.scalars
-        for k, s in enumerate(self.systems):
-            d = s.__dict__
+        for k, s in enumerate(systems):
+            d = dicts[k]
             if sizes[k] != len(d) or d.get("_packed") is not handed[k] or d.get("_bound") is not bound[k]:
                 self._take(k, s, d)
-            sc = scalars[k]
-            if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
-                sc[0], sc[1] = d["erp"], d["contact_slop"]
+            sc = _SCALARS(s)
+            if sc != scalars[k]:
+                scalars[k] = sc
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
 
     def _take(self, k, s, d) -> None:
@@ -235,14 +253,17 @@ class Pack:
         else:
             out, meta = call(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal)
         systems = self.systems
-        K, n = len(systems), self.state.shape[0]
+        K, n = len(systems), self.n
         self.state = out[:n]  # the contacts and rows follow it
         failed = []
         # one list for the whole head and the touch codes: a numpy slice per item costs more
         head = meta.tolist()
-        c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
-        touch = 4 * K + 3
-        C = head[c0 + K]
+        t0, touch = 2 * K + 1, 4 * K + 3  # where the starts of the touch codes and the codes lie
+        # every system's touch codes and touching pairs as this pack's last step left them: no system's
+        # touching changes (a robot standing still), so none is looked at
+        sig = (head[t0:t0 + K + 1], head[touch:])
+        quiet = sig == self.touch_sig and all(map(operator.is_, map(_TOUCHING, systems), self.touching))
+        step = (n, K, head)  # where every system's contacts and rows lie (``step_contacts``)
         sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
             s = systems[k]
@@ -250,25 +271,26 @@ class Pack:
                 failed.append(s)
                 continue
             d = s.__dict__
-            # ``_hand``, inline (a call per system costs more than its body)
+            # ``_hand``, inline (a call per system costs more than its body); the list is the system's
+            # ``_contact_arrays`` too (its contacts are sliced from the step's buffer when asked for)
             if sizes[k] != len(d):
                 for name in _NAMES:
                     d.pop(name, None)
-            d["_packed"] = handed[k] = [None, None, None, None, None, None, None, None, out, slices[k]]
+            d["_packed"] = d["_contact_arrays"] = handed[k] = [None, None, None, None, None, None, None, None, out,
+                                                               slices[k], step, k]
             d["_S_list"] = None
             d["time"] += dt
             d["_last_contacts"] = None
-            # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
-            # when asked for (``step_contacts``)
-            d["_contact_arrays"] = arrays = (out, n, C, head[c0 + k], head[c0 + k + 1], head[r0 + k],
-                                             head[r0 + k + 1])
-            sig = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
-            last = d.get("_touch_sig")
-            if last is None or last[0] != sig or last[1] is not d["_touching"]:
-                if not _touch_quietly(s, sig):
-                    _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
-                d["_touch_sig"] = (sig, d["_touching"])
+            if not quiet:
+                codes = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
+                last = d.get("_touch_sig")
+                if last is None or last[0] != codes or last[1] is not d["_touching"]:
+                    if not _touch_quietly(s, codes):
+                        _record_events(s, step_contacts(handed[k], s.nv)[0], touch_impulse)
+                    d["_touch_sig"] = (codes, d["_touching"])
             sizes[k] = len(d)
+        if not quiet:
+            self.touch_sig, self.touching = sig, list(map(_TOUCHING, systems))
         return failed
 
 
@@ -312,15 +334,24 @@ def _arrays(rs, s, a, t, sp):
     return sizes, cols
 
 
-def step_contacts(arrays, nv: int):
+def step_contacts(handed, nv: int):
     """One system's contacts (c, CONTACT) and rows (c, 3, nv) in a packed step's buffer, from the
-    ``_contact_arrays`` a step keeps: (buffer, its state's length n, all systems' contact count C, this
-    system's c0:c1 and r0:r1). The contacts of all systems follow the state, their flat rows the contacts."""
-    from .kernels.robot_step import CONTACT
-    buf, n, C, c0, c1, r0, r1 = arrays
-    rows_at = n + C * CONTACT
-    return (buf[n + c0 * CONTACT:n + c1 * CONTACT].reshape(c1 - c0, CONTACT),
+    ``_contact_arrays`` a step keeps (the ``_packed`` list it handed the system: the buffer, then
+    (its state's length n, the systems K, the step's head) and the system's index k). The contacts of all
+    systems follow the state, their flat rows the contacts."""
+    if not _CONTACT:
+        from .kernels.robot_step import CONTACT
+        _CONTACT.append(CONTACT)
+    width = _CONTACT[0]
+    buf, (n, K, head), k = handed[8], handed[10], handed[11]
+    c0, c1, r0, r1 = head[K + k], head[K + k + 1], head[3 * K + 2 + k], head[3 * K + 3 + k]
+    rows_at = n + head[2 * K] * width
+    return (buf[n + c0 * width:n + c1 * width].reshape(c1 - c0, width),
             buf[rows_at + r0:rows_at + r1].reshape(c1 - c0, 3, nv))
+
+
+_CONTACT: list = []  # ``kernels.robot_step.CONTACT`` (imported once: the kernels load lazily)
+_TOUCHING = operator.attrgetter("_touching")
 
 
 def _pair_names(s) -> dict:
