@@ -468,7 +468,13 @@ def _near_any(pack, dt: float, kern) -> bool:
         frames = np.concatenate([pack.systems[k].frames for k in live])
         vel = np.concatenate([pack.systems[k].vel for k in live])
     bc, br, starts = tables
-    return True in kern.near_systems(frames, vel, bc, br, starts, MARGIN, 4.0 * dt).tolist()
+    call = pack.near_call
+    if call is None:  # the first time through the dispatcher, then its compiled entry (as ``Pack.advance``)
+        args = (frames, vel, bc, br, starts, MARGIN, 4.0 * dt)
+        near = kern.near_systems(*args)
+        pack.near_call = robot_pack._entry(kern.near_systems, args)
+        return True in near.tolist()
+    return True in call(frames, vel, bc, br, starts, MARGIN, 4.0 * dt).tolist()
 
 
 _ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the tables)
@@ -516,17 +522,16 @@ def _world_key(st, b, memo=None):
     and spin, and every body's linear velocity (the reach reads their largest), as bytes (a copy costs a
     tenth of np.abs(...).max() on a small world); ``memo`` shares it between the systems of one step. A
     small world's key holds every body's pose and spin (a superset: equal keys still mean equal inputs)."""
-    mk = (id(st), b if isinstance(b, int) else b.tobytes())
-    wkey = None if memo is None else memo.get(mk)
-    if wkey is None:
-        pos, quat, spin, lin = st.position, st.quaternion, st.angular_velocity, st.linear_velocity
-        if len(pos) <= _SMALL_WORLD:
-            wkey = (pos.tobytes(), quat.tobytes(), spin.tobytes(), lin.tobytes())
-        else:  # b one index: views, no copies
-            wkey = (pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes())
-        if memo is not None:
-            memo[mk] = wkey
-    return wkey
+    if memo is not None:
+        mk = (id(st), b if isinstance(b, int) else b.tobytes())
+        wkey = memo.get(mk)
+        if wkey is None:
+            wkey = memo[mk] = _world_key(st, b)
+        return wkey
+    pos, quat, spin, lin = st.position, st.quaternion, st.angular_velocity, st.linear_velocity
+    if len(pos) <= _SMALL_WORLD:
+        return pos.tobytes(), quat.tobytes(), spin.tobytes(), lin.tobytes()
+    return pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes()  # b one index: views
 
 
 # what the tables of a packed system are made from, each read for all systems in one C-level pass
