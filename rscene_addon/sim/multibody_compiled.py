@@ -9,7 +9,6 @@ rows touch a dynamic world body or a spinning plane, or whose mass matrix is not
 """
 from __future__ import annotations
 
-import itertools
 import operator
 
 import numpy as np
@@ -392,12 +391,15 @@ def step_compiled(systems, dt: float, kern) -> bool:
     """One step of ``systems``: every system alone (no other system's links within reach) on planes in one
     compiled call for all of them (``robot_pack``), the others together through the per-part kernels. False
     (nothing changed) when the numpy route must take the whole step."""
+    one = len(systems) == 1
+    # one world-state key per world and plane body for all systems of this step
+    memo: dict | None = None if one else {}
     last = robot_pack.last_pack(systems)
     # the last step's pack as it stands: its tables are the ones the full check would find (the same inputs),
     # and no system's links come near another's (checked on its state buffer once the attributes are in)
-    if last is not None and last.inputs is not None and last.inputs.unchanged():
+    if last is not None and last.inputs is not None and _inputs_of(systems, last.arrs, memo) == last.inputs:
         last.sync()
-        if len(systems) == 1 or not _near_any(last, dt, kern):
+        if one or not _near_any(last, dt, kern):
             for s in last.advance(dt, _touch_impulse()):
                 _step_group([s], dt, kern) or _numpy_step(s, dt)
             return True
@@ -412,10 +414,10 @@ def step_compiled(systems, dt: float, kern) -> bool:
     if packed:
         ps = [systems[k] for k in packed]
         pa = [arr[k] for k in packed]
-        inputs = _Inputs(ps, pa)
+        inputs = _inputs_of(ps, pa, memo)
         pack = robot_pack.pack_for(ps, pa, [tables[k] for k in packed], [_self_pairs(s, a) for s, a in zip(ps, pa)],
                                    kern)
-        pack.inputs = inputs if inputs.key is not None else None
+        pack.inputs = None if None in inputs else inputs
         pack.arrs = pa
         for s in pack.step(dt, _touch_impulse()):
             _step_group([s], dt, kern) or _numpy_step(s, dt)
@@ -534,69 +536,32 @@ def _world_key(st, b, memo=None):
     return pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes()  # b one index: views
 
 
-# what the tables of a packed system are made from, each read for all systems in one C-level pass
-# (``map`` over attribute getters: a Python call per system cost ~3 us of a robot's step)
+# what ``_inputs`` reads of a system and of its environment (one C call each, not an attribute load apiece)
 _SYSTEM_INPUTS = operator.attrgetter("ground_height", "collidable", "friction", "restitution", "restitution_threshold",
                                      "erp", "contact_slop", "self_collision", "collide_with_parent",
-                                     "enforce_effort_limits", "contact_iterations", "environment")
+                                     "enforce_effort_limits", "contact_iterations")
 _ENV_INPUTS = operator.attrgetter("erp", "slop", "group", "mask", "collidable", "material_index")
-_GROUP, _MASK = operator.attrgetter("collision_group"), operator.attrgetter("collision_mask")
-_LIMITED, _IGNORED = operator.attrgetter("_limited"), operator.attrgetter("ignored_pairs")
-_ENV, _WORLD_STATE = operator.attrgetter("environment"), operator.attrgetter("world.state")
-_TOBYTES = np.ndarray.tobytes
 
 
-class _Inputs:
-    """Everything the tables of a pack's systems are made from (``_plane_arrays``, ``_self_pairs``,
-    ``RobotArrays.limits``, the pack's sizes): the systems' scalars, filters (bytes: in-place writes count),
-    limits and ignored pairs, their environments' settings and the state of the worlds their planes lie in.
-    ``key`` is them when the pack was made (None: a system's world planes are not cached, the full check
-    runs every step); while ``unchanged()``, the last step's pack stands as it is."""
-
-    __slots__ = ("systems", "arr", "worlds", "key", "world_key")
-
-    def __init__(self, systems, arr):
-        self.systems, self.arr = list(systems), list(arr)
-        self.worlds = []  # (world state, plane bodies) of the systems with environments, each once
-        self.key = self.world_key = None
-        key = self._read()
-        envs = list(map(_ENV, systems))
-        slots = {}
-        for s, a, env in zip(systems, arr, envs):
-            if env is None:
-                continue
-            planes = a.__dict__.get("_env_planes")
-            if planes is None or planes[1] is not env or not len(planes[2]):
-                return
-            b = planes[5]
-            st = env.world.state
-            mk = (id(st), b if isinstance(b, int) else b.tobytes())
-            if mk not in slots:
-                slots[mk] = len(self.worlds)
-                self.worlds.append((st, b))
-        self.world_key = [_world_key(st, b) for st, b in self.worlds]
-        self.key = key
-
-    def _read(self) -> list:
-        """The inputs as they are now (the world states' part apart)."""
-        systems = self.systems
-        envs = list(map(_ENV, systems))
-        if None not in envs:
-            env_part = (list(map(_ENV_INPUTS, envs)), list(map(id, map(_WORLD_STATE, envs))))
-        else:
-            env_part = ([None if e is None else _ENV_INPUTS(e) for e in envs],
-                        [None if e is None else id(e.world.state) for e in envs])
-        return [list(map(_SYSTEM_INPUTS, systems)), list(map(len, map(_LIMITED, systems))),
-                list(map(frozenset, map(_IGNORED, systems))), list(map(_TOBYTES, map(_GROUP, systems))),
-                list(map(_TOBYTES, map(_MASK, systems))), list(map(id, map(getattr, self.arr, _PLANES_NAME, _NONE))),
-                *env_part]
-
-    def unchanged(self) -> bool:
-        """The inputs equal ``key`` (the world states are read only when all else is equal)."""
-        return self._read() == self.key and [_world_key(st, b) for st, b in self.worlds] == self.world_key
+def _inputs(s, a, memo):
+    """Everything the tables of a packed system are made from (``_plane_arrays``, ``_self_pairs``,
+    ``RobotArrays.limits``, the pack's sizes): while it compares equal, the last step's pack stands as it
+    is. None: a system without the world planes cached (the full check runs)."""
+    env = s.environment
+    ignored = s.ignored_pairs
+    if env is None:
+        return (_SYSTEM_INPUTS(s), len(s._limited), frozenset(ignored) if ignored else None,
+                s.collision_group.tobytes(), s.collision_mask.tobytes())
+    planes = a.__dict__.get("_env_planes")
+    if planes is None or planes[1] is not env or not len(planes[2]):
+        return None
+    return (_SYSTEM_INPUTS(s), len(s._limited), frozenset(ignored) if ignored else None, s.collision_group.tobytes(),
+            s.collision_mask.tobytes(), env, _ENV_INPUTS(env), _world_key(env.world.state, planes[5], memo))
 
 
-_PLANES_NAME, _NONE = itertools.repeat("_env_planes"), itertools.repeat(None)
+def _inputs_of(systems, arr, memo) -> list:
+    """``_inputs`` of each system."""
+    return [_inputs(s, a, memo) for s, a in zip(systems, arr)]
 
 
 def _planes(s, a):

@@ -6,8 +6,6 @@ contacts between the systems' links, as one set of sequential-impulse rows in jo
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .link_pairs import link_pair_contacts
@@ -25,8 +23,10 @@ def step_systems(systems, dt: float | None = None) -> None:
     if not systems:
         return
     dt = systems[0].dt if dt is None else float(dt)
-    backends = list(map(_BACKEND, systems))  # one C-level pass (a Python loop cost ~8 opcodes a system)
-    if backends.count("numba") == len(backends):
+    for s in systems:
+        if s.backend != "numba":
+            break
+    else:
         if not _COMPILED:  # imported and loaded once (an import statement costs microseconds every step)
             from . import kernels
             from .multibody_compiled import step_compiled
@@ -37,7 +37,6 @@ def step_systems(systems, dt: float | None = None) -> None:
     _numpy_step_systems(systems, dt)
 
 
-_BACKEND = operator.attrgetter("backend")
 _COMPILED: list = []  # (multibody_compiled.step_compiled, the robot kernels) once the numba route ran
 
 

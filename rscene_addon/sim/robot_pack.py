@@ -15,7 +15,6 @@ it grows the instance's dict, so the per-step check that nothing was assigned is
 """
 from __future__ import annotations
 
-import itertools
 import operator
 
 import numpy as np
@@ -33,11 +32,6 @@ _STATE = (("q", "q", ()), ("u", "v", ()), ("last_pd_torque", "v", ()), ("frames"
 _READ = (0, 1, 3, 4, 5, 7)  # the state fields a step reads
 _NAMES = tuple(name for name, _, _ in _STATE)
 _CONTROL_NAMES = tuple(name for name, _ in _CONTROLS) + ("locked",)
-
-
-_DICT = operator.attrgetter("__dict__")
-_SCALARS = operator.attrgetter("erp", "contact_slop")
-_PACKED, _BOUND = itertools.repeat("_packed"), itertools.repeat("_bound")
 
 
 class _Packed:
@@ -123,7 +117,7 @@ class Pack:
         self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
         self.near_call = None  # ``near_systems``' compiled entry for its arguments' types (``_near_any``)
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
-        self.scalars = list(map(_SCALARS, systems))  # (erp, contact_slop) written into the controls
+        self.scalars = [[s.erp, s.contact_slop] for s in systems]
         self.n = self.state.shape[0]
         self.touch_sig = None  # the last step's touch codes of all systems (``advance``)
         self.touching = None  # and the systems' touching sets it left
@@ -182,21 +176,14 @@ class Pack:
         (a new configuration, new gains, another route's step, another pack's step): the state buffer then
         holds what they say."""
         self.handed_state = self.state
-        systems = self.systems
-        dicts = list(map(_DICT, systems))
-        # all systems at once (C-level passes): nothing assigned since the step, same erp and slop
-        if (list(map(len, dicts)) == self.sizes and all(map(operator.is_, map(dict.get, dicts, _PACKED), self.handed))
-                and all(map(operator.is_, map(dict.get, dicts, _BOUND), self.bound))
-                and list(map(_SCALARS, systems)) == self.scalars):
-            return
         cf, sizes, handed, bound, scalars = self.cf, self.sizes, self.handed, self.bound, self.scalars
-        for k, s in enumerate(systems):
-            d = dicts[k]
+        for k, s in enumerate(self.systems):
+            d = s.__dict__
             if sizes[k] != len(d) or d.get("_packed") is not handed[k] or d.get("_bound") is not bound[k]:
                 self._take(k, s, d)
-            sc = _SCALARS(s)
-            if sc != scalars[k]:
-                scalars[k] = sc
+            sc = scalars[k]
+            if d["erp"] != sc[0] or d["contact_slop"] != sc[1]:
+                sc[0], sc[1] = d["erp"], d["contact_slop"]
                 cf[self.scal_at[k]], cf[self.scal_at[k] + 1] = sc
 
     def _take(self, k, s, d) -> None:
