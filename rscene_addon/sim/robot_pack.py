@@ -356,14 +356,15 @@ def _pair_names(s) -> dict:
 def _touch_quietly(s, sig) -> bool:
     """The touching pairs of a step whose touch codes ``sig`` changed, when each is a pair already touching
     (no event: ``s._touching`` becomes them, as ``_record_events`` would set it); False when a code is new
-    to the system's table or its pair is not touching yet (``_record_events`` then runs). ``sig`` repeats a
-    code per contact of its pair: each code is looked up once (a falling robot's codes change most steps)."""
-    entries = list(map(_pair_names(s).get, set(sig)))
-    if None in entries:
-        return False
-    keys = {e[1] for e in entries}
-    if not keys <= s._touching:
-        return False
+    to the system's table or its pair is not touching yet (``_record_events`` then runs)."""
+    names = _pair_names(s)
+    touching = s._touching
+    keys = set()
+    for code in sig:
+        entry = names.get(code)
+        if entry is None or entry[1] not in touching:
+            return False
+        keys.add(entry[1])
     s._touching = keys
     return True
 
