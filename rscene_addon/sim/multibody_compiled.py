@@ -470,13 +470,7 @@ def _near_any(pack, dt: float, kern) -> bool:
         frames = np.concatenate([pack.systems[k].frames for k in live])
         vel = np.concatenate([pack.systems[k].vel for k in live])
     bc, br, starts = tables
-    call = pack.near_call
-    if call is None:  # the first time through the dispatcher, then its compiled entry (as ``Pack.advance``)
-        args = (frames, vel, bc, br, starts, MARGIN, 4.0 * dt)
-        near = kern.near_systems(*args)
-        pack.near_call = robot_pack._entry(kern.near_systems, args)
-        return True in near.tolist()
-    return True in call(frames, vel, bc, br, starts, MARGIN, 4.0 * dt).tolist()
+    return True in kern.near_systems(frames, vel, bc, br, starts, MARGIN, 4.0 * dt).tolist()
 
 
 _ALONE_TABLES: list = [None, None]  # (the RobotArrays they were built from, the tables)

@@ -115,7 +115,6 @@ class Pack:
         self.inputs = None  # what the tables were made from (``multibody_compiled._inputs``), None: unknown
         self.arrs = list(arrs)  # the systems' ``RobotArrays``
         self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
-        self.near_call = None  # ``near_systems``' compiled entry for its arguments' types (``_near_any``)
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
         self.scalars = [[s.erp, s.contact_slop] for s in systems]
         self.n = self.state.shape[0]
