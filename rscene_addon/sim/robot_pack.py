@@ -99,8 +99,10 @@ class Pack:
     """Several systems' buffers for ``step_alone``; ``key`` says which systems and tables it was built for.
 
     A system stepped by a pack holds ``_packed``: [8 views or None, the step's buffer, its state slices]
-    (``PackedState`` cuts the views on demand); while its dict keeps the length it had after the step and
-    that list, nothing replaced its state (an assignment adds the name to the dict)."""
+    (``PackedState`` cuts the views on demand), after a step also (n, K, head) and its index, where its
+    contacts lie (the same list is its ``_contact_arrays``: ``step_contacts``); while its dict keeps the
+    length it had after the step and that list, nothing replaced its state (an assignment adds the name to
+    the dict)."""
 
     def __init__(self, systems, arrs, planes, selfs, kern, key):
         rs = kern.robot_step
