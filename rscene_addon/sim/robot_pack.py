@@ -249,9 +249,10 @@ class Pack:
         head = meta.tolist()
         t0, touch = 2 * K + 1, 4 * K + 3  # where the starts of the touch codes and the codes lie
         # every system's touch codes and touching pairs as this pack's last step left them: no system's
-        # touching changes (a robot standing still), so none is looked at
-        sig = (head[t0:t0 + K + 1], head[touch:])
-        quiet = sig == self.touch_sig and all(map(operator.is_, map(_TOUCHING, systems), self.touching))
+        # touching changes (robots standing still), so none is looked at (one system: its own check is as cheap)
+        sig = (head[t0:t0 + K + 1], head[touch:]) if K > 1 else None
+        quiet = sig is not None and sig == self.touch_sig and all(map(operator.is_, map(_TOUCHING, systems),
+                                                                      self.touching))
         step = (n, K, head)  # where every system's contacts and rows lie (``step_contacts``)
         sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
@@ -278,7 +279,7 @@ class Pack:
                         _record_events(s, step_contacts(handed[k], s.nv)[0], touch_impulse)
                     d["_touch_sig"] = (codes, d["_touching"])
             sizes[k] = len(d)
-        if not quiet:
+        if sig is not None and not quiet:
             self.touch_sig, self.touching = sig, list(map(_TOUCHING, systems))
         return failed
 
