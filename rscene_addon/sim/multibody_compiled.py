@@ -543,22 +543,21 @@ def _plane_arrays(s, a, memo=None):
 _SMALL_WORLD = 8  # bodies: a world this small keys on its whole pose arrays (no index op per array)
 
 
-def _world_key(st, b, memo):
+def _world_key(st, b, memo=None):
     """What ``_planes`` reads of a world's state: its plane bodies' (``b``: one index, or an array) poses
     and spin, and every body's linear velocity (the reach reads their largest), as bytes (a copy costs a
     tenth of np.abs(...).max() on a small world); ``memo`` shares it between the systems of one step. A
     small world's key holds every body's pose and spin (a superset: equal keys still mean equal inputs)."""
-    mk = (id(st), b if isinstance(b, int) else b.tobytes())
-    wkey = None if memo is None else memo.get(mk)
-    if wkey is None:
-        pos, quat, spin, lin = st.position, st.quaternion, st.angular_velocity, st.linear_velocity
-        if len(pos) <= _SMALL_WORLD:
-            wkey = (pos.tobytes(), quat.tobytes(), spin.tobytes(), lin.tobytes())
-        else:  # b one index: views, no copies
-            wkey = (pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes())
-        if memo is not None:
-            memo[mk] = wkey
-    return wkey
+    if memo is not None:
+        mk = (id(st), b if isinstance(b, int) else b.tobytes())
+        wkey = memo.get(mk)
+        if wkey is None:
+            wkey = memo[mk] = _world_key(st, b)
+        return wkey
+    pos, quat, spin, lin = st.position, st.quaternion, st.angular_velocity, st.linear_velocity
+    if len(pos) <= _SMALL_WORLD:
+        return pos.tobytes(), quat.tobytes(), spin.tobytes(), lin.tobytes()
+    return pos[b].tobytes(), quat[b].tobytes(), spin[b].tobytes(), lin.tobytes()  # b one index: views
 
 
 # what ``_inputs`` reads of a system and of its environment (one C call each, not an attribute load apiece)

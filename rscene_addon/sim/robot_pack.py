@@ -15,6 +15,8 @@ it grows the instance's dict, so the per-step check that nothing was assigned is
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .link_contacts import MARGIN
@@ -98,8 +100,10 @@ class Pack:
     """Several systems' buffers for ``step_alone``; ``key`` says which systems and tables it was built for.
 
     A system stepped by a pack holds ``_packed``: [8 views or None, the step's buffer, its state slices]
-    (``PackedState`` cuts the views on demand); while its dict keeps the length it had after the step and
-    that list, nothing replaced its state (an assignment adds the name to the dict)."""
+    (``PackedState`` cuts the views on demand), after a step also (n, K, head) and its index, where its
+    contacts lie (the same list is its ``_contact_arrays``: ``step_contacts``); while its dict keeps the
+    length it had after the step and that list, nothing replaced its state (an assignment adds the name to
+    the dict)."""
 
     def __init__(self, systems, arrs, planes, selfs, kern, key):
         rs = kern.robot_step
@@ -121,6 +125,9 @@ class Pack:
         self.near = None  # (live systems, their sphere tables, all live): ``multibody_compiled._near_any``
         self.scal_at = self.lay[:, rs.C_SCAL].tolist()
         self.scalars = [[s.erp, s.contact_slop] for s in systems]
+        self.n = self.state.shape[0]
+        self.touch_sig = None  # the last step's touch codes of all systems (``advance``)
+        self.touching = None  # and the systems' touching sets it left
         last = len(systems) - 1
         # the state's frames and velocities of all systems: one block each (robot_step.pack lays them so)
         self.frames_at = (int(self.lay[0, rs.S_FRAMES]), int(self.lay[last, rs.S_FRAMES]) + 16 * int(self.lay[last, 0]))
@@ -208,7 +215,7 @@ class Pack:
                 self.state[a:b] = np.ravel(getattr(s, name))
         self._bind_controls(k, s)
         ca = d.get("_contact_arrays")
-        if ca is None or ca[0] is not self.last_out:
+        if ca is None or ca[8] is not self.last_out:  # the handed list: the step's buffer at 8
             self._rewarm(k, s)
         self.sizes[k] = -1  # the step's hand-out drops the state names assigned
 
@@ -255,20 +262,24 @@ class Pack:
             out, meta = call(self.lay, self.mf, self.mi, self.cf, self.cb, self.state, self.pf, self.pb, self.scal,
                              self.warm, self.wrange)
         systems = self.systems
-        K, n = len(systems), self.state.shape[0]
+        K, n = len(systems), self.n
         self.state = out[:n]  # the contacts and rows follow it
         failed = []
         # one list for the whole head and the touch codes: a numpy slice per item costs more
         head = meta.tolist()
-        c0, t0, r0 = K, 2 * K + 1, 3 * K + 2  # where the starts of contacts, touch codes and rows lie
-        touch = 4 * K + 3
-        C = head[c0 + K]
+        t0, touch = 2 * K + 1, 4 * K + 3  # where the starts of the touch codes and the codes lie
         # the next step's warm start: this step's contacts (system k's rows wrange[k])
         self.last_out = out
-        self.warm = out[n:n + C * self.rs.CONTACT]
+        self.warm = out[n:n + head[2 * K] * self.rs.CONTACT]
         w = self.wrange
-        w[:, 0] = meta[c0:c0 + K]
-        w[:, 1] = meta[c0 + 1:c0 + K + 1]
+        w[:, 0] = meta[K:2 * K]
+        w[:, 1] = meta[K + 1:2 * K + 1]
+        # every system's touch codes and touching pairs as this pack's last step left them: no system's
+        # touching changes (robots standing still), so none is looked at (one system: its own check is as cheap)
+        sig = (head[t0:t0 + K + 1], head[touch:]) if K > 1 else None
+        quiet = sig is not None and sig == self.touch_sig and all(map(operator.is_, map(_TOUCHING, systems),
+                                                                      self.touching))
+        step = (n, K, head)  # where every system's contacts and rows lie (``step_contacts``)
         sizes, handed, slices = self.sizes, self.handed, self.state_slices
         for k in range(K):
             s = systems[k]
@@ -276,25 +287,26 @@ class Pack:
                 failed.append(s)
                 continue
             d = s.__dict__
-            # ``_hand``, inline (a call per system costs more than its body)
+            # ``_hand``, inline (a call per system costs more than its body); the list is the system's
+            # ``_contact_arrays`` too (its contacts are sliced from the step's buffer when asked for)
             if sizes[k] != len(d):
                 for name in _NAMES:
                     d.pop(name, None)
-            d["_packed"] = handed[k] = [None, None, None, None, None, None, None, None, out, slices[k]]
+            d["_packed"] = d["_contact_arrays"] = handed[k] = [None, None, None, None, None, None, None, None, out,
+                                                               slices[k], step, k]
             d["_S_list"] = None
             d["time"] += dt
             d["_last_contacts"] = None
-            # the step's buffer, its state's length and where this system's contacts and rows lie: sliced
-            # when asked for (``step_contacts``)
-            d["_contact_arrays"] = arrays = (out, n, C, head[c0 + k], head[c0 + k + 1], head[r0 + k],
-                                             head[r0 + k + 1])
-            sig = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
-            last = d.get("_touch_sig")
-            if last is None or last[0] != sig or last[1] is not d["_touching"]:
-                if not _touch_quietly(s, sig):
-                    _record_events(s, step_contacts(arrays, s.nv)[0], touch_impulse)
-                d["_touch_sig"] = (sig, d["_touching"])
+            if not quiet:
+                codes = head[touch + head[t0 + k]:touch + head[t0 + k + 1]]
+                last = d.get("_touch_sig")
+                if last is None or last[0] != codes or last[1] is not d["_touching"]:
+                    if not _touch_quietly(s, codes):
+                        _record_events(s, step_contacts(handed[k], s.nv)[0], touch_impulse)
+                    d["_touch_sig"] = (codes, d["_touching"])
             sizes[k] = len(d)
+        if sig is not None and not quiet:
+            self.touch_sig, self.touching = sig, list(map(_TOUCHING, systems))
         return failed
 
 
@@ -371,15 +383,24 @@ def _warm_rows(s, G: int, width: int) -> np.ndarray:
     return np.array(rows).reshape(-1, width)
 
 
-def step_contacts(arrays, nv: int):
+def step_contacts(handed, nv: int):
     """One system's contacts (c, CONTACT) and rows (c, 3, nv) in a packed step's buffer, from the
-    ``_contact_arrays`` a step keeps: (buffer, its state's length n, all systems' contact count C, this
-    system's c0:c1 and r0:r1). The contacts of all systems follow the state, their flat rows the contacts."""
-    from .kernels.robot_step import CONTACT
-    buf, n, C, c0, c1, r0, r1 = arrays
-    rows_at = n + C * CONTACT
-    return (buf[n + c0 * CONTACT:n + c1 * CONTACT].reshape(c1 - c0, CONTACT),
+    ``_contact_arrays`` a step keeps (the ``_packed`` list it handed the system: the buffer, then
+    (its state's length n, the systems K, the step's head) and the system's index k). The contacts of all
+    systems follow the state, their flat rows the contacts."""
+    if not _CONTACT:
+        from .kernels.robot_step import CONTACT
+        _CONTACT.append(CONTACT)
+    width = _CONTACT[0]
+    buf, (n, K, head), k = handed[8], handed[10], handed[11]
+    c0, c1, r0, r1 = head[K + k], head[K + k + 1], head[3 * K + 2 + k], head[3 * K + 3 + k]
+    rows_at = n + head[2 * K] * width
+    return (buf[n + c0 * width:n + c1 * width].reshape(c1 - c0, width),
             buf[rows_at + r0:rows_at + r1].reshape(c1 - c0, 3, nv))
+
+
+_CONTACT: list = []  # ``kernels.robot_step.CONTACT`` (imported once: the kernels load lazily)
+_TOUCHING = operator.attrgetter("_touching")
 
 
 def _pair_names(s) -> dict:
@@ -411,25 +432,32 @@ def _touch_quietly(s, sig) -> bool:
 
 def _record_events(s, cont, touch_impulse: float) -> None:
     """``ArticulatedSystem._record_events`` on a packed step's contacts (C, CONTACT): a touching pair not
-    touching at the last step is an event (its fastest contact's point, normal, speed and impulse)."""
-    from .multibody_compiled import _plane_body
+    touching at the last step is an event (its fastest contact's point, normal, speed and impulse). The
+    contacts are read as one list (numpy's masks and fancy indexing on a few rows cost ~20 us a call)."""
     names = _pair_names(s)
     best: dict = {}
-    touching = np.flatnonzero(cont[:, 14] > touch_impulse)
-    for c, (kind, link, other, speed) in zip(touching.tolist(), cont[touching][:, [0, 1, 2, 12]].tolist()):
-        code = (int(kind) << 42) | (int(other) << 21) | int(link)
+    for c, row in enumerate(cont.tolist()):
+        if not row[14] > touch_impulse:
+            continue
+        kind, link, other, speed = int(row[0]), int(row[1]), int(row[2]), row[12]
+        code = (kind << 42) | (other << 21) | link
         entry = names.get(code)
         if entry is None:
-            body = _plane_body(s, int(other)) if kind == 0 else f"{s.name}/{s.bodies[int(other)].link}"
-            pair = (body, f"{s.name}/{s.bodies[int(link)].link}")
+            if kind == 0:
+                from .multibody_compiled import _plane_body
+                body = _plane_body(s, other)
+            else:
+                body = f"{s.name}/{s.bodies[other].link}"
+            pair = (body, f"{s.name}/{s.bodies[link].link}")
             entry = names[code] = (pair, tuple(sorted(pair)))
         pair, pkey = entry
         if pkey not in best or speed > best[pkey][1]:
-            best[pkey] = (pair, speed, c)
-    for pkey, (pair, speed, c) in best.items():
-        if pkey not in s._touching:
+            best[pkey] = (pair, speed, c, row[14])
+    touching = s._touching
+    for pkey, (pair, speed, c, impulse) in best.items():
+        if pkey not in touching:
             s.events.append(dict(time=s.time, body_a=pair[0], body_b=pair[1], point=cont[c, 3:6].copy(),
-                                 normal=cont[c, 6:9].copy(), speed=speed, impulse=float(cont[c, 14])))
+                                 normal=cont[c, 6:9].copy(), speed=speed, impulse=impulse))
     s._touching = set(best)
 
 

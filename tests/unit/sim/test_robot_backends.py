@@ -70,7 +70,7 @@ def test_laikago_falls_the_same_on_both_backends(count, spacing):
                         [[(e["body_a"], e["body_b"]) for e in s.events] for s in systems])
     (q0, u0, c0, e0), (q1, u1, c1, e1) = out["numpy"], out["numba"]
     assert np.all(np.isfinite(q1))
-    assert np.abs(q1 - q0).max() < 1e-4
+    assert np.abs(q1 - q0).max() < 1e-4  # (the rising ground alone moves the joints by ~0.04 rad)
     assert np.abs(u1 - u0).max() < 1e-2
     assert c1 == c0 and any(len(c) for c in c0)
     assert e1 == e0 and any(len(e) for e in e0)
@@ -310,3 +310,39 @@ def test_a_failed_system_in_a_pack_leaves_its_neighbours_step_alone():
             assert np.array_equal(out[a:b], expected), (k, name)
     a, b = fields["q"]
     assert not np.array_equal(healthy[a:b], sick[a:b])  # a healthy step moves it: the check above can fail
+
+
+@needs_numba
+def test_packed_robots_follow_in_place_writes_and_record_new_touches():
+    """Three robots alone (one ``step_alone`` call for all, the checks of what changed made for all of them
+    at once), driven between steps by writes into arrays a user holds: one robot's collision mask zeroed in
+    place (it loses the ground: its feet stop touching), then restored (they touch again: new contact-begin
+    events after steps in which nothing touched anew), and the ground's velocity written into
+    the world's state before each step (a rising ground: the feet are pushed up). The numba step follows
+    each as the numpy reference does: positions within solver tolerance, the same events in the same
+    order."""
+    require_corpus(LAIKAGO)
+    out = {}
+    for backend in ("numpy", "numba"):
+        world, systems = _laikagos(backend, 3)
+        ground = world.body_index("/World/Ground")
+        _run(world, systems, 40)
+        mask = systems[1].collision_mask.copy()
+        phases = []
+        systems[1].collision_mask[:] = 0
+        _run(world, systems, 4)
+        phases.append([sorted(s._touching) for s in systems])
+        systems[1].collision_mask[:] = mask
+        _run(world, systems, 12)
+        for _ in range(8):
+            world.state.linear_velocity[ground] = (0.0, 0.0, 0.5)
+            step_systems(systems, DT)
+            world.step()
+        out[backend] = (np.concatenate([s.q for s in systems]), phases,
+                        [[(e["body_a"], e["body_b"], round(e["time"], 9)) for e in s.events] for s in systems])
+    (q0, p0, e0), (q1, p1, e1) = out["numpy"], out["numba"]
+    assert p1 == p0 and p0[0][1] == [] and p0[0][0]  # robot 1 lost the ground, the others did not
+    assert e1 == e0
+    late = [e for e in e0[1] if e[2] > 44 * DT]
+    assert late  # robot 1's feet touched again after the mask came back
+    assert np.abs(q1 - q0).max() < 1e-4  # (the rising ground alone moves the joints by ~0.04 rad)

@@ -145,7 +145,8 @@ def test_a_settled_scene_takes_the_idle_step_and_matches_the_full_step(monkeypat
 
 def test_a_world_of_static_bodies_only_takes_the_idle_step_as_the_full_step(monkeypatch):
     """A world of static bodies only (the ground beside robots) is idle without a look at its bodies; a
-    velocity and a force set on its ground between steps end as the full step leaves them, bit for bit."""
+    velocity, a force and a torque set on its ground between steps end as the full step leaves them, bit for
+    bit (a negative zero included)."""
     def run(idle_allowed):
         w = World.from_scene(scene_from(header(dt=0.004, sleeping=False) + [ground()]))
         if not idle_allowed:
@@ -156,17 +157,21 @@ def test_a_world_of_static_bodies_only_takes_the_idle_step_as_the_full_step(monk
                 w.state.linear_velocity[0] = (0.5, 0.0, 0.0)
                 w.state.angular_velocity[0] = (0.0, 0.0, 1.0)
                 w.external_force[0] = (1.0, 2.0, 3.0)
+            if k == 3:  # one array at a time, and a negative zero (bytes not all zero: the idle step fills it)
+                w.external_torque[0] = (0.0, -0.0, 4.0)
+                w.state.linear_velocity[0] = (-0.0, 0.0, 0.0)
             idle.append(w._idle())
             w.step()
             out.append(np.concatenate((w.state.position.ravel(), w.state.quaternion.ravel(),
                                        w.state.linear_velocity.ravel(), w.state.angular_velocity.ravel(),
-                                       w.external_force.ravel(), [w.time])))
+                                       w.external_force.ravel(), w.external_torque.ravel(), [w.time])))
         return np.array(out), idle
 
     fast, idle = run(True)
     full, none = run(False)
     assert all(idle) and not any(none)
     assert np.array_equal(fast, full)
+    assert not np.signbit(fast).any()  # (all values here are >= 0) no negative zero left behind
 
 
 def test_velocity_sweeps_stay_within_the_record_and_the_budget():
