@@ -65,7 +65,7 @@ def _quat_rotation(w, x, y, z, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local):
     """Frames (n, 4, 4), motion subspaces S (n, 6, 6), spatial velocities (n, 6), COMs (n, 3) and spatial
     inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``. Every product is
@@ -243,7 +243,7 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
     return frames, S, vel, com, inertia
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def mass_matrix(parent, ds0, nd, S, inertia, armature):
     """M(q) by the composite-rigid-body algorithm (``ArticulatedSystem.mass_matrix``)."""
     n = parent.shape[0]
@@ -292,7 +292,7 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
     return m
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     """h(q, u) by recursive Newton-Euler (``ArticulatedSystem.inverse_dynamics(None)``). The spatial cross
     products (motion v x m: [w x mw; w x mv + v x mw], force v x* f: [w x fw + v x fv; w x fv]) are
@@ -380,7 +380,7 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     return tau
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def position_error(q, q_target, kind, gs0, ds0, nd, nv):
     """q_target (-) q as an nv vector (``ArticulatedSystem.position_error``); a ball or free joint's rotation
     part: the rotation vector (``base.spatial.log_rotation``) of unit(target) * conj(unit(q)), written out
@@ -463,7 +463,7 @@ def cholesky(a, free):
     return L, True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     """``ArticulatedSystem._predict`` after M and h: (u after this step's forces, PD torque, Cholesky factor
     of M on the free dofs, ok). ok False: a matrix was not positive definite (the caller takes numpy's
@@ -529,7 +529,7 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     return u_new, pd, Lm, ok and good
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     """``ArticulatedSystem._finish`` before the kinematics: q moved by (u + push) dt, limited joints projected
     back inside their range (their outward velocity removed, in ``u``), quaternions normalised. A ball or
@@ -581,7 +581,7 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     return q
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def limit_rows(q, u, lim_g, lim_d, lower, upper, locked, dt):
     """Joint-limit rows (``ArticulatedSystem._limit_rows``): (dof (R,), sign (R,), velocity target (R,))."""
     R = lim_g.shape[0]

@@ -18,7 +18,7 @@ from .robot_contacts import _tangents_into, pair_rows, plane_rows
 from .robot_solve import solve_rows
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper,
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
@@ -177,7 +177,7 @@ COLUMNS = 56
 CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal):
     """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
