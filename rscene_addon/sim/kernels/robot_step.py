@@ -23,11 +23,11 @@ def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, 
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
                 pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, erp, slop, margin, dt, iterations):
-    """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with contacts
-    (kind (C,): 0 plane, 1 self; a: link; b: plane or other link; point; normal; depth; target; push;
-    speed; friction; impulse (C, 3); rows (C, 3, nv)). ok False: a mass matrix was not positive definite
-    (nothing moved; the caller takes the numpy route). ``_system_step`` on the arguments flat (timing
-    scripts and tests; ``step_alone`` calls ``_system_step`` itself)."""
+    """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with the contacts
+    flat: C rows of CONTACT values (kind: 0 plane, 1 self; a: link; b: plane or other link; point;
+    normal; depth; target; push; speed; friction; impulse (3)), then their rows (C x 3 x nv). ok False: a
+    mass matrix was not positive definite (nothing moved, no contacts; the caller takes the numpy route).
+    ``_system_step`` on the arguments flat (timing scripts; ``step_alone`` calls ``_system_step`` itself)."""
     return _system_step(q, u, (q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower,
                                upper, lim_g, lim_d),
                         (parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local),
