@@ -24,13 +24,6 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING, PLANAR = 0, 1, 2, 3, 4, 5
 def mm(a, b):
     """a @ b of two matrices."""
     out = np.zeros((a.shape[0], b.shape[1]))
-    mm_into(a, b, out)
-    return out
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def mm_into(a, b, out):
-    """out[:n, :m] = a @ b (the sums of ``mm``, no allocation; ``out`` distinct from a and b)."""
     n, k, m = a.shape[0], a.shape[1], b.shape[1]
     for i in range(n):
         for j in range(m):
@@ -38,6 +31,7 @@ def mm_into(a, b, out):
             for r in range(k):
                 t += a[i, r] * b[r, j]
             out[i, j] = t
+    return out
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -48,14 +42,18 @@ def dot(a, b):
     return t
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def quat_matrix(w, x, y, z, out):
-    """Rotation of a quaternion (normalised first; zero: identity) into out (3, 3)."""
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _unit4(w, x, y, z):
+    """A quaternion normalised (zero: the identity), as four scalars."""
     n = np.sqrt(w * w + x * x + y * y + z * z)
     if n > 0:
-        w, x, y, z = w / n, x / n, y / n, z / n
-    else:
-        w, x, y, z = 1.0, 0.0, 0.0, 0.0
+        return w / n, x / n, y / n, z / n
+    return 1.0, 0.0, 0.0, 0.0
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _quat_rotation(w, x, y, z, out):
+    """out[:3, :3] = the rotation of the unit quaternion (w, x, y, z)."""
     out[0, 0] = 1 - 2 * (y * y + z * z)
     out[0, 1] = 2 * (x * y - w * z)
     out[0, 2] = 2 * (x * z + w * y)
@@ -67,51 +65,12 @@ def quat_matrix(w, x, y, z, out):
     out[2, 2] = 1 - 2 * (x * x + y * y)
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _axis_angle(a0, a1, a2, angle, out, k, kk):
-    """out[:3, :3] = I + s K + (1 - c) K K about the unit axis (a0, a1, a2) (as
-    ``base.spatial.axis_angle_matrix``); k, kk: 3x3 scratch."""
-    c, s = np.cos(angle), np.sin(angle)
-    for r in range(3):
-        for col in range(3):
-            k[r, col] = 0.0
-    k[0, 1], k[0, 2], k[1, 0], k[1, 2], k[2, 0], k[2, 1] = -a2, a1, a2, -a0, -a1, a0
-    mm_into(k, k, kk)
-    for r in range(3):
-        for col in range(3):
-            out[r, col] = (1.0 if r == col else 0.0) + s * k[r, col] + (1 - c) * kk[r, col]
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _motion(kind, q, g, axis, pu, pv, i, t, k3, kk3):
-    """Body i's joint motion transform into t (4x4) from its coordinates q[g:]; k3, kk3: 3x3 scratch.
-    Arrays and indices rather than views: a view per body costs a reference count."""
-    for r in range(4):
-        for c in range(4):
-            t[r, c] = 1.0 if r == c else 0.0
-    if kind == REVOLUTE:
-        _axis_angle(axis[i, 0], axis[i, 1], axis[i, 2], q[g], t, k3, kk3)
-    elif kind == PRISMATIC:
-        for r in range(3):
-            t[r, 3] = q[g] * axis[i, r]
-    elif kind == SPHERICAL:
-        quat_matrix(q[g], q[g + 1], q[g + 2], q[g + 3], t)
-    elif kind == FLOATING:
-        quat_matrix(q[g + 3], q[g + 4], q[g + 5], q[g + 6], t)
-        for r in range(3):
-            t[r, 3] = q[g + r]
-    elif kind == PLANAR:
-        for r in range(3):
-            t[r, 3] = q[g] * pu[i, r] + q[g + 1] * pv[i, r]
-        _axis_angle(axis[i, 0], axis[i, 1], axis[i, 2], q[g + 2], t, k3, kk3)
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local):
     """Frames (n, 4, 4), motion subspaces S (n, 6, 6), spatial velocities (n, 6), COMs (n, 3) and spatial
     inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``. Every product is
     written out by index over whole arrays (no per-body views, no allocation per body), summed in the
-    order ``mm_into``/``mv`` sum."""
+    order ``mm``/``mv`` sum."""
     n = parent.shape[0]
     frames = np.zeros((n, 4, 4))
     S = np.zeros((n, 6, 6))
@@ -142,8 +101,49 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
                     jf[r, c] = t
         k = kind[i]
         if k != FIXED:
-            _motion(k, q, gs0[i], axis, pu, pv, i, tm, k3, kk3)
-            mm_into(jf, tm, mvd)
+            # the joint motion tm (``base.spatial`` axis-angle or quaternion rotation, translation), then
+            # mvd = jf @ tm: written out here, not in helpers (each compiled function costs a fixed ~0.3 s)
+            g = gs0[i]
+            for r in range(4):
+                for c in range(4):
+                    tm[r, c] = 1.0 if r == c else 0.0
+            if k == REVOLUTE or k == PLANAR:
+                if k == PLANAR:
+                    for r in range(3):
+                        tm[r, 3] = q[g] * pu[i, r] + q[g + 1] * pv[i, r]
+                # I + s K + (1 - c) K K about the unit axis
+                ang = q[g] if k == REVOLUTE else q[g + 2]
+                a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
+                cs, sn = np.cos(ang), np.sin(ang)
+                for r in range(3):
+                    for c in range(3):
+                        k3[r, c] = 0.0
+                k3[0, 1], k3[0, 2], k3[1, 0], k3[1, 2], k3[2, 0], k3[2, 1] = -a2, a1, a2, -a0, -a1, a0
+                for r in range(3):
+                    for c in range(3):
+                        t = 0.0
+                        for m in range(3):
+                            t += k3[r, m] * k3[m, c]
+                        kk3[r, c] = t
+                for r in range(3):
+                    for c in range(3):
+                        tm[r, c] = (1.0 if r == c else 0.0) + sn * k3[r, c] + (1 - cs) * kk3[r, c]
+            elif k == PRISMATIC:
+                for r in range(3):
+                    tm[r, 3] = q[g] * axis[i, r]
+            elif k == SPHERICAL or k == FLOATING:
+                o = g if k == SPHERICAL else g + 3
+                w, x, y, z = _unit4(q[o], q[o + 1], q[o + 2], q[o + 3])
+                _quat_rotation(w, x, y, z, tm)
+                if k == FLOATING:
+                    for r in range(3):
+                        tm[r, 3] = q[g + r]
+            for r in range(4):
+                for c in range(4):
+                    t = 0.0
+                    for m in range(4):
+                        t += jf[r, m] * tm[m, c]
+                    mvd[r, c] = t
         else:
             for r in range(4):
                 for c in range(4):
@@ -243,7 +243,7 @@ def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, m
     return frames, S, vel, com, inertia
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def mass_matrix(parent, ds0, nd, S, inertia, armature):
     """M(q) by the composite-rigid-body algorithm (``ArticulatedSystem.mass_matrix``)."""
     n = parent.shape[0]
@@ -292,7 +292,7 @@ def mass_matrix(parent, ds0, nd, S, inertia, armature):
     return m
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     """h(q, u) by recursive Newton-Euler (``ArticulatedSystem.inverse_dynamics(None)``). The spatial cross
     products (motion v x m: [w x mw; w x mv + v x mw], force v x* f: [w x fw + v x fv; w x fv]) are
@@ -380,90 +380,58 @@ def bias_forces(u, parent, kind, ds0, nd, S, vel, inertia, gravity):
     return tau
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _log_rotation(r):
-    """Rotation vector of a rotation matrix (``base.spatial.log_rotation``)."""
-    cos = min(max((r[0, 0] + r[1, 1] + r[2, 2] - 1.0) / 2.0, -1.0), 1.0)
-    angle = np.arccos(cos)
-    out = np.empty(3)
-    out[0], out[1], out[2] = r[2, 1] - r[1, 2], r[0, 2] - r[2, 0], r[1, 0] - r[0, 1]
-    if angle < 1e-7:
-        for k in range(3):
-            out[k] *= 0.5
-        return out
-    if np.pi - angle < 1e-4:
-        best, bi = -1e300, 0
-        for k in range(3):
-            if (r[k, k] + 1.0) / 2.0 > best:
-                best, bi = (r[k, k] + 1.0) / 2.0, k
-        ax = np.empty(3)
-        for k in range(3):
-            ax[k] = (r[k, bi] + (1.0 if k == bi else 0.0)) / 2.0 / np.sqrt(max(best, 1e-12))
-        norm = np.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2])
-        sign = -1.0 if ax[0] * out[0] + ax[1] * out[1] + ax[2] * out[2] < 0 else 1.0
-        for k in range(3):
-            out[k] = sign * ax[k] / norm * angle
-        return out
-    f = angle / (2.0 * np.sin(angle))
-    for k in range(3):
-        out[k] *= f
-    return out
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _unit(q):
-    n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    out = np.zeros(4)
-    if n > 0:
-        for k in range(4):
-            out[k] = q[k] / n
-    else:
-        out[0] = 1.0
-    return out
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _qmul(a, b):
-    out = np.empty(4)
-    out[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3]
-    out[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2]
-    out[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1]
-    out[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]
-    return out
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _quat_error(tq, cq):
-    t, c = _unit(tq), _unit(cq)
-    for k in range(1, 4):
-        c[k] = -c[k]
-    d = _qmul(t, c)
-    r = np.empty((3, 3))
-    quat_matrix(d[0], d[1], d[2], d[3], r)
-    return _log_rotation(r)
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def position_error(q, q_target, kind, gs0, ds0, nd, nv):
-    """q_target (-) q as an nv vector (``ArticulatedSystem.position_error``)."""
+    """q_target (-) q as an nv vector (``ArticulatedSystem.position_error``); a ball or free joint's rotation
+    part: the rotation vector (``base.spatial.log_rotation``) of unit(target) * conj(unit(q)), written out
+    here on scalars (one compiled function instead of five)."""
     e = np.zeros(nv)
+    rm = np.empty((3, 3))
     for i in range(kind.shape[0]):
         d = nd[i]
         if d == 0:
             continue
         g, b = gs0[i], ds0[i]
-        if kind[i] == SPHERICAL:
-            qe = _quat_error(q_target[g:g + 4], q[g:g + 4])
-            for r in range(3):
-                e[b + r] = qe[r]
-        elif kind[i] == FLOATING:
-            qe = _quat_error(q_target[g + 3:g + 7], q[g + 3:g + 7])
-            for r in range(3):
-                e[b + r] = q_target[g + r] - q[g + r]
-                e[b + 3 + r] = qe[r]
-        else:
+        k = kind[i]
+        if k != SPHERICAL and k != FLOATING:
             for r in range(d):
                 e[b + r] = q_target[g + r] - q[g + r]
+            continue
+        o, eb = g, b
+        if k == FLOATING:
+            o, eb = g + 3, b + 3
+            for r in range(3):
+                e[b + r] = q_target[g + r] - q[g + r]
+        t0, t1, t2, t3 = _unit4(q_target[o], q_target[o + 1], q_target[o + 2], q_target[o + 3])
+        c0, c1, c2, c3 = _unit4(q[o], q[o + 1], q[o + 2], q[o + 3])
+        c1, c2, c3 = -c1, -c2, -c3
+        w = t0 * c0 - t1 * c1 - t2 * c2 - t3 * c3
+        x = t0 * c1 + t1 * c0 + t2 * c3 - t3 * c2
+        y = t0 * c2 - t1 * c3 + t2 * c0 + t3 * c1
+        z = t0 * c3 + t1 * c2 - t2 * c1 + t3 * c0
+        w, x, y, z = _unit4(w, x, y, z)
+        _quat_rotation(w, x, y, z, rm)
+        cos = min(max((rm[0, 0] + rm[1, 1] + rm[2, 2] - 1.0) / 2.0, -1.0), 1.0)
+        angle = np.arccos(cos)
+        o0, o1, o2 = rm[2, 1] - rm[1, 2], rm[0, 2] - rm[2, 0], rm[1, 0] - rm[0, 1]
+        if angle < 1e-7:
+            o0, o1, o2 = o0 * 0.5, o1 * 0.5, o2 * 0.5
+        elif np.pi - angle < 1e-4:
+            best, bi = -1e300, 0
+            for r in range(3):
+                if (rm[r, r] + 1.0) / 2.0 > best:
+                    best, bi = (rm[r, r] + 1.0) / 2.0, r
+            root = np.sqrt(max(best, 1e-12))
+            x0 = (rm[0, bi] + (1.0 if bi == 0 else 0.0)) / 2.0 / root
+            x1 = (rm[1, bi] + (1.0 if bi == 1 else 0.0)) / 2.0 / root
+            x2 = (rm[2, bi] + (1.0 if bi == 2 else 0.0)) / 2.0 / root
+            norm = np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+            sign = -1.0 if x0 * o0 + x1 * o1 + x2 * o2 < 0 else 1.0
+            o0, o1, o2 = sign * x0 / norm * angle, sign * x1 / norm * angle, sign * x2 / norm * angle
+        else:
+            f = angle / (2.0 * np.sin(angle))
+            o0, o1, o2 = o0 * f, o1 * f, o2 * f
+        e[eb], e[eb + 1], e[eb + 2] = o0, o1, o2
     return e
 
 
@@ -495,30 +463,7 @@ def cholesky(a, free):
     return L, True
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def chol_solve(L, free, b):
-    """x with (L L^T) x = b on the free dofs, 0 on the others."""
-    n = b.shape[0]
-    y = np.zeros(n)
-    for i in range(n):
-        if not free[i]:
-            continue
-        t = b[i]
-        for k in range(i):
-            t -= L[i, k] * y[k]
-        y[i] = t / L[i, i]
-    x = np.zeros(n)
-    for i in range(n - 1, -1, -1):
-        if not free[i]:
-            continue
-        t = y[i]
-        for k in range(i + 1, n):
-            t -= L[k, i] * x[k]
-        x[i] = t / L[i, i]
-    return x
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     """``ArticulatedSystem._predict`` after M and h: (u after this step's forces, PD torque, Cholesky factor
     of M on the free dofs, ok). ok False: a matrix was not positive definite (the caller takes numpy's
@@ -545,7 +490,23 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
         if not good:
             ok = False
             break
-        acc = chol_solve(L, free, rhs)
+        # acc with (L L^T) acc = rhs on the free dofs, 0 on the others
+        y = np.zeros(nv)
+        for i in range(nv):
+            if not free[i]:
+                continue
+            t = rhs[i]
+            for k in range(i):
+                t -= L[i, k] * y[k]
+            y[i] = t / L[i, i]
+        acc = np.zeros(nv)
+        for i in range(nv - 1, -1, -1):
+            if not free[i]:
+                continue
+            t = y[i]
+            for k in range(i + 1, nv):
+                t -= L[k, i] * acc[k]
+            acc[i] = t / L[i, i]
         over = False
         for k in range(nv):
             u_try = u[k] + dt * acc[k]
@@ -568,22 +529,11 @@ def predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt):
     return u_new, pd, Lm, ok and good
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _quat_exp(w0, w1, w2):
-    angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    out = np.empty(4)
-    if angle < 1e-12:
-        out[0], out[1], out[2], out[3] = 1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2
-        return _unit(out)
-    s = np.sin(angle / 2) / angle
-    out[0], out[1], out[2], out[3] = np.cos(angle / 2), s * w0, s * w1, s * w2
-    return out
-
-
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
     """``ArticulatedSystem._finish`` before the kinematics: q moved by (u + push) dt, limited joints projected
-    back inside their range (their outward velocity removed, in ``u``), quaternions normalised."""
+    back inside their range (their outward velocity removed, in ``u``), quaternions normalised. A ball or
+    free joint's quaternion turns by exp(dv) (``base.spatial``), written out on scalars."""
     q = q.copy()
     dv = np.empty(u.shape[0])
     for k in range(u.shape[0]):
@@ -593,19 +543,28 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
         if d == 0:
             continue
         g, b = gs0[i], ds0[i]
-        if kind[i] == FLOATING:
-            for r in range(3):
-                q[g + r] += dv[b + r]
-            nq = _unit(_qmul(_quat_exp(dv[b + 3], dv[b + 4], dv[b + 5]), q[g + 3:g + 7]))
-            for r in range(4):
-                q[g + 3 + r] = nq[r]
-        elif kind[i] == SPHERICAL:
-            nq = _unit(_qmul(_quat_exp(dv[b], dv[b + 1], dv[b + 2]), q[g:g + 4]))
-            for r in range(4):
-                q[g + r] = nq[r]
-        else:
+        k = kind[i]
+        if k != FLOATING and k != SPHERICAL:
             for r in range(d):
                 q[g + r] += dv[b + r]
+            continue
+        o, vb = g, b
+        if k == FLOATING:
+            o, vb = g + 3, b + 3
+            for r in range(3):
+                q[g + r] += dv[b + r]
+        w0, w1, w2 = dv[vb], dv[vb + 1], dv[vb + 2]
+        angle = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+        if angle < 1e-12:
+            a0, a1, a2, a3 = _unit4(1.0, 0.5 * w0, 0.5 * w1, 0.5 * w2)
+        else:
+            sn = np.sin(angle / 2) / angle
+            a0, a1, a2, a3 = np.cos(angle / 2), sn * w0, sn * w1, sn * w2
+        b0, b1, b2, b3 = q[o], q[o + 1], q[o + 2], q[o + 3]
+        q[o], q[o + 1], q[o + 2], q[o + 3] = _unit4(a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+                                                    a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+                                                    a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+                                                    a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
     for k in range(lim_g.shape[0]):
         gi, di = lim_g[k], lim_d[k]
         if q[gi] < lower[gi]:
@@ -618,13 +577,11 @@ def integrate(q, u, push, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper):
         g = gs0[i]
         if kind[i] == FLOATING or kind[i] == SPHERICAL:
             o = g + 3 if kind[i] == FLOATING else g
-            nq = _unit(q[o:o + 4])
-            for r in range(4):
-                q[o + r] = nq[r]
+            q[o], q[o + 1], q[o + 2], q[o + 3] = _unit4(q[o], q[o + 1], q[o + 2], q[o + 3])
     return q
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def limit_rows(q, u, lim_g, lim_d, lower, upper, locked, dt):
     """Joint-limit rows (``ArticulatedSystem._limit_rows``): (dof (R,), sign (R,), velocity target (R,))."""
     R = lim_g.shape[0]

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def near_systems(frames, vel, bc, br, starts, margin, horizon):
     """Per system k (links ``starts[k]:starts[k + 1]`` of the stacked ``frames`` (N, 4, 4), spatial ``vel``
     (N, 6) (angular first), bounding spheres ``bc`` (N, 3) local and ``br`` (N,), negative: none): True when

@@ -14,22 +14,23 @@ import numpy as np
 from numba import njit
 
 from .articulated import bias_forces, integrate, kinematics, limit_rows, mass_matrix, position_error, predict
-from .robot_contacts import pair_rows, plane_rows, tangents
+from .robot_contacts import _tangents_into, pair_rows, plane_rows
 from .robot_solve import solve_rows
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def system_step(q, u, q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower, upper,
                 lim_g, lim_d, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local,
                 inertia_local, frames, S, vel, inertia, pts, p0, st, ss, so, s0, bc, br, self_allowed, self_mat,
                 pallow, pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw, erp, slop, margin, dt, iterations, warm,
                 tolerance):
-    """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with contacts
-    (kind (C,): 0 plane, 1 self; a: link; b: plane or other link; point; normal; depth; target; push;
-    speed; friction; impulse (C, 3); rows (C, 3, nv)). ``warm`` (C', CONTACT): the system's last contacts (their
-    kind, a, b and impulse start the solve: ``warm_start``). ok False: a mass matrix was not positive definite
-    (nothing moved; the caller takes the numpy route). ``_system_step`` on the arguments flat (timing
-    scripts and tests; ``step_alone`` calls ``_system_step`` itself)."""
+    """One step; returns (ok, q, u, PD torque, frames, S, vel, com, inertia, contacts) with the contacts
+    flat: C rows of CONTACT values (kind: 0 plane, 1 self; a: link; b: plane or other link; point;
+    normal; depth; target; push; speed; friction; impulse (3)), then their rows (C x 3 x nv). ``warm``
+    (C', CONTACT): the system's last contacts (their kind, a, b and impulse start the solve: ``warm_start``).
+    ok False: a mass matrix was not positive definite (nothing moved, no contacts; the caller takes the
+    numpy route). ``_system_step`` on the arguments flat (timing scripts; ``step_alone`` calls
+    ``_system_step`` itself)."""
     return _system_step(q, u, (q_target, u_target, kp, kd, damp, tau_ext, locked, limit, armature, gravity, lower,
                                upper, lim_g, lim_d),
                         (parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local),
@@ -58,7 +59,7 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
     e = position_error(q, q_target, kind, gs0, ds0, nd, nv) if pd_on else np.zeros(nv)
     uf, pdt, chol, ok = predict(m, h, e, u, kp, kd, damp, u_target, tau_ext, locked, limit, dt)
     if not ok:
-        return False, q, u, pdt, frames, S, vel, np.zeros((frames.shape[0], 3)), inertia, _no_contacts(nv)
+        return False, q, u, pdt, frames, S, vel, np.zeros((frames.shape[0], 3)), inertia, np.empty(0)
     dof, sign, ltarget = limit_rows(q, uf, lim_g, lim_d, lower, upper, locked, dt)
     umax = 0.0
     for k in range(nv):
@@ -67,11 +68,15 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
     reach = np.empty(G)
     for g in range(G):
         reach[g] = max(rmin[g], rbase[g] + 2.0 * dt * (umax + vw[g]))
-    pl = plane_rows(frames, pts, p0, pallow, pn, pd, reach, vbody, pmat, perp, pslop, uf, u, parent, ds0, nd, S, dt)
-    sp = pair_rows(np.bool_(True), self_allowed, frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
-                   frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
-                   self_mat[0], self_mat[1], self_mat[2], erp, slop, margin, dt)
-    nl, npl, nsp = dof.shape[0], pl[0].shape[0], sp[0].shape[0]
+    # each result unpacked once: an item of a returned tuple read in a loop costs its reference counting
+    # there, in lowering (compile) and at run time
+    pl_link, pl_plane, pl_point, pl_normal, pl_depth, pl_tgt, pl_push, pl_speed, pl_rows = plane_rows(
+        frames, pts, p0, pallow, pn, pd, reach, vbody, pmat, perp, pslop, uf, u, parent, ds0, nd, S, dt)
+    sp_a, sp_b, sp_point, sp_normal, sp_depth, sp_tgt, sp_push, sp_speed, sp_rows, _ = pair_rows(
+        np.bool_(True), self_allowed, frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
+        frames, pts, p0, st, ss, so, s0, bc, br, uf, u, parent, ds0, nd, S,
+        self_mat[0], self_mat[1], self_mat[2], erp, slop, margin, dt)
+    nl, npl, nsp = dof.shape[0], pl_link.shape[0], sp_a.shape[0]
     R = nl + npl + nsp
     C = npl + nsp
     nv1 = max(nv, 1)
@@ -85,18 +90,19 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
         ja[r, 0, dof[r]] = sign[r]
         target[r] = ltarget[r]
         nax[r] = 1
+    basis = np.empty((3, 3))
     for c in range(npl):
         r = nl + c
-        _copy_rows(ja, r, pl[8], c)
-        g = pl[1][c]
-        basis = tangents(pl[3][c])
+        _copy_rows(ja, r, pl_rows, c)
+        g = pl_plane[c]
+        _tangents_into(basis, pl_normal[c])
         for ax in range(3):
             fixed[r, ax] = basis[ax, 0] * vbody[g, 0] + basis[ax, 1] * vbody[g, 1] + basis[ax, 2] * vbody[g, 2]
-        target[r], push[r], friction[r] = pl[5][c], pl[6][c], pmat[g, 0]
+        target[r], push[r], friction[r] = pl_tgt[c], pl_push[c], pmat[g, 0]
     for c in range(nsp):
         r = nl + npl + c
-        _copy_rows(ja, r, sp[8], c)
-        target[r], push[r], friction[r] = sp[5][c], sp[6][c], self_mat[0]
+        _copy_rows(ja, r, sp_rows, c)
+        target[r], push[r], friction[r] = sp_tgt[c], sp_push[c], self_mat[0]
     off = np.zeros(2, np.int64)
     off[1] = nv
     free = np.zeros((1, nv1), np.bool_)
@@ -106,7 +112,7 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
         for j in range(nv):
             ch[0, k, j] = chol[k, j]
     if R > 0:
-        lam0 = warm_start(warm, nl, pl[0], pl[1], sp[0], sp[1])
+        lam0 = warm_start(warm, nl, pl_link, pl_plane, sp_a, sp_b)
         vel_new, pvel, lam, _ = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64), nax,
                                         ja, ja, fixed, target, push, friction, iterations, lam0, tolerance)
     else:
@@ -116,34 +122,38 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
     q_new = integrate(q, u_new, pvel, dt, kind, gs0, ds0, nd, lim_g, lim_d, lower, upper) if nv else q.copy()
     frames2, S2, vel2, com2, inertia2 = kinematics(q_new, u_new, parent, kind, gs0, ds0, nd, origin, axis, offset,
                                                    pu, pv, mass, com_local, inertia_local)
-    ckind = np.empty(C, np.int64)
-    ca = np.empty(C, np.int64)
-    cb = np.empty(C, np.int64)
-    cpoint = np.empty((C, 3))
-    cnormal = np.empty((C, 3))
-    cdepth = np.empty(C)
-    ctarget = np.empty(C)
-    cpush = np.empty(C)
-    cspeed = np.empty(C)
-    cfric = np.empty(C)
-    crows = np.empty((C, 3, nv))
+    # the contacts, flat: C rows of CONTACT values (plane contacts, then self contacts), then their rows
+    blob = np.empty(C * CONTACT + C * 3 * nv)
+    for c in range(C):
+        at = c * CONTACT
+        if c < npl:
+            x, g = c, pl_plane[c]
+            blob[at], blob[at + 1], blob[at + 2] = 0.0, pl_link[x], g
+            blob[at + 9], blob[at + 10], blob[at + 11] = pl_depth[x], pl_tgt[x], pl_push[x]
+            blob[at + 12], blob[at + 13] = pl_speed[x], pmat[g, 0]
+            for i in range(3):
+                blob[at + 3 + i], blob[at + 6 + i] = pl_point[x, i], pl_normal[x, i]
+        else:
+            x = c - npl
+            blob[at], blob[at + 1], blob[at + 2] = 1.0, sp_a[x], sp_b[x]
+            blob[at + 9], blob[at + 10], blob[at + 11] = sp_depth[x], sp_tgt[x], sp_push[x]
+            blob[at + 12], blob[at + 13] = sp_speed[x], self_mat[0]
+            for i in range(3):
+                blob[at + 3 + i], blob[at + 6 + i] = sp_point[x, i], sp_normal[x, i]
+        for i in range(3):
+            blob[at + 14 + i] = lam[nl + c, i]
+    at = C * CONTACT
     for c in range(npl):
-        ckind[c], ca[c], cb[c] = 0, pl[0][c], pl[1][c]
-        cdepth[c] = pl[4][c]
-        ctarget[c], cpush[c], cspeed[c], cfric[c] = pl[5][c], pl[6][c], pl[7][c], pmat[pl[1][c], 0]
-        for r in range(3):
-            cpoint[c, r], cnormal[c, r] = pl[2][c, r], pl[3][c, r]
-        _copy_rows(crows, c, pl[8], c)
+        for a in range(3):
+            for k in range(nv):
+                blob[at] = pl_rows[c, a, k]
+                at += 1
     for x in range(nsp):
-        c = npl + x
-        ckind[c], ca[c], cb[c] = 1, sp[0][x], sp[1][x]
-        cdepth[c] = sp[4][x]
-        ctarget[c], cpush[c], cspeed[c], cfric[c] = sp[5][x], sp[6][x], sp[7][x], self_mat[0]
-        for r in range(3):
-            cpoint[c, r], cnormal[c, r] = sp[2][x, r], sp[3][x, r]
-        _copy_rows(crows, c, sp[8], x)
-    return (True, q_new, u_new, pdt, frames2, S2, vel2, com2, inertia2,
-            (ckind, ca, cb, cpoint, cnormal, cdepth, ctarget, cpush, cspeed, cfric, lam[nl:].copy(), crows))
+        for a in range(3):
+            for k in range(nv):
+                blob[at] = sp_rows[x, a, k]
+                at += 1
+    return True, q_new, u_new, pdt, frames2, S2, vel2, com2, inertia2, blob
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -179,14 +189,6 @@ def _copy_rows(dst, r, src, c):
             dst[r, a, k] = src[c, a, k]
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _no_contacts(nv):
-    z = np.zeros(0)
-    zi = np.zeros(0, np.int64)
-    z3 = np.zeros((0, 3))
-    return zi, zi, zi, z3, z3, z, z, z, z, z, z3, np.zeros((0, 3, nv))
-
-
 # Columns of ``step_alone``'s layout table (one row per system): sizes, then offsets into its buffers.
 L_, NQ, NV, NP, NS, NLIM, NG, ITER, EFFORT = 0, 1, 2, 3, 4, 5, 6, 7, 8  # sizes, iterations, limit flag
 # model floats ``mf``
@@ -204,7 +206,7 @@ COLUMNS = 56
 CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
     """``system_step`` for K systems alone on planes in one call, on packed buffers (``robot_pack``):
     row k of ``lay`` (K, COLUMNS) gives system k's sizes and where its arrays start in the model, control,
@@ -277,20 +279,12 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
                 size = nq if j == 0 else (nv if j < 3 else L * (16, 36, 6, 3, 36)[j - 3])
                 for x in range(r[S_Q + j], r[S_Q + j] + size):
                     st[x] = sin[x]
-        kind, ca, cb_, point, normal, depth, target, push, speed, fric, lam, crows = res[9]
-        C = kind.shape[0]
-        blob = np.empty(C * CONTACT + C * 3 * nv)
+        blob = res[9]
+        C = blob.shape[0] // (CONTACT + 3 * nv)
         T = 0
         for c in range(C):
-            at = c * CONTACT
-            blob[at], blob[at + 1], blob[at + 2] = kind[c], ca[c], cb_[c]
-            for i in range(3):
-                blob[at + 3 + i], blob[at + 6 + i], blob[at + 14 + i] = point[c, i], normal[c, i], lam[c, i]
-            blob[at + 9], blob[at + 10], blob[at + 11], blob[at + 12], blob[at + 13] = (depth[c], target[c], push[c],
-                                                                                        speed[c], fric[c])
-            if lam[c, 0] > touch_impulse:
+            if blob[c * CONTACT + 14] > touch_impulse:
                 T += 1
-        _put(blob, C * CONTACT, crows.ravel())
         blobs.append(blob)
         starts[0, k + 1] = starts[0, k] + C
         starts[1, k + 1] = starts[1, k] + T
