@@ -125,8 +125,16 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
                 continue
             n = pn[g]
             f = frames[i]
+            # the plane in the link's frame (normal R^T n, offset n.o - d): a point's gap in three products,
+            # widened by ``SLACK`` for its round-off, rejects most points before their world position
+            m0 = n[0] * f[0, 0] + n[1] * f[1, 0] + n[2] * f[2, 0]
+            m1 = n[0] * f[0, 1] + n[1] * f[1, 1] + n[2] * f[2, 1]
+            m2 = n[0] * f[0, 2] + n[1] * f[1, 2] + n[2] * f[2, 2]
+            base = n[0] * f[0, 3] + n[1] * f[1, 3] + n[2] * f[2, 3] - pd[g] - reach[g] - SLACK
             for k in range(p0[i], p0[i + 1]):
                 pk = pts[k]
+                if m0 * pk[0] + m1 * pk[1] + m2 * pk[2] + base - pk[3] >= 0.0:
+                    continue
                 x0 = f[0, 0] * pk[0] + f[0, 1] * pk[1] + f[0, 2] * pk[2] + f[0, 3]
                 x1 = f[1, 0] * pk[0] + f[1, 1] * pk[1] + f[1, 2] * pk[2] + f[1, 3]
                 x2 = f[2, 0] * pk[0] + f[2, 1] * pk[1] + f[2, 2] * pk[2] + f[2, 3]
