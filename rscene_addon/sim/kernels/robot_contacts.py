@@ -281,32 +281,27 @@ def _face_tie(size, c, R, x, n0, n1, n2, towards):
 
 
 @njit(cache=True, _nrt=False)
-def _segment_closest(A, oa, ha, B, ob, hb):
+def _segment_closest(A, oa, ha, B, ob, hb, w):
     """``link_pairs._segment_closest`` of the capsule axes of poses A @ oa and B @ ob (their z axes, half
-    lengths ha, hb): the closest points on each, six scalars (the sums of ``mm`` and ``dot``, no arrays)."""
-    # columns 2 (axis) and 3 (centre) of the two poses, summed in ``mm``'s order
-    a20 = 0.0 + A[0, 0] * oa[0, 2] + A[0, 1] * oa[1, 2] + A[0, 2] * oa[2, 2] + A[0, 3] * oa[3, 2]
-    a21 = 0.0 + A[1, 0] * oa[0, 2] + A[1, 1] * oa[1, 2] + A[1, 2] * oa[2, 2] + A[1, 3] * oa[3, 2]
-    a22 = 0.0 + A[2, 0] * oa[0, 2] + A[2, 1] * oa[1, 2] + A[2, 2] * oa[2, 2] + A[2, 3] * oa[3, 2]
-    a30 = 0.0 + A[0, 0] * oa[0, 3] + A[0, 1] * oa[1, 3] + A[0, 2] * oa[2, 3] + A[0, 3] * oa[3, 3]
-    a31 = 0.0 + A[1, 0] * oa[0, 3] + A[1, 1] * oa[1, 3] + A[1, 2] * oa[2, 3] + A[1, 3] * oa[3, 3]
-    a32 = 0.0 + A[2, 0] * oa[0, 3] + A[2, 1] * oa[1, 3] + A[2, 2] * oa[2, 3] + A[2, 3] * oa[3, 3]
-    b20 = 0.0 + B[0, 0] * ob[0, 2] + B[0, 1] * ob[1, 2] + B[0, 2] * ob[2, 2] + B[0, 3] * ob[3, 2]
-    b21 = 0.0 + B[1, 0] * ob[0, 2] + B[1, 1] * ob[1, 2] + B[1, 2] * ob[2, 2] + B[1, 3] * ob[3, 2]
-    b22 = 0.0 + B[2, 0] * ob[0, 2] + B[2, 1] * ob[1, 2] + B[2, 2] * ob[2, 2] + B[2, 3] * ob[3, 2]
-    b30 = 0.0 + B[0, 0] * ob[0, 3] + B[0, 1] * ob[1, 3] + B[0, 2] * ob[2, 3] + B[0, 3] * ob[3, 3]
-    b31 = 0.0 + B[1, 0] * ob[0, 3] + B[1, 1] * ob[1, 3] + B[1, 2] * ob[2, 3] + B[1, 3] * ob[3, 3]
-    b32 = 0.0 + B[2, 0] * ob[0, 3] + B[2, 1] * ob[1, 3] + B[2, 2] * ob[2, 3] + B[2, 3] * ob[3, 3]
-    d10, d11, d12 = 2.0 * a20 * ha, 2.0 * a21 * ha, 2.0 * a22 * ha
-    d20, d21, d22 = 2.0 * b20 * hb, 2.0 * b21 * hb, 2.0 * b22 * hb
-    r0 = (a30 - a20 * ha) - (b30 - b20 * hb)
-    r1 = (a31 - a21 * ha) - (b31 - b21 * hb)
-    r2 = (a32 - a22 * ha) - (b32 - b22 * hb)
-    a = 0.0 + d10 * d10 + d11 * d11 + d12 * d12
-    e = 0.0 + d20 * d20 + d21 * d21 + d22 * d22
-    f = 0.0 + d20 * r0 + d21 * r1 + d22 * r2
-    c = 0.0 + d10 * r0 + d11 * r1 + d12 * r2
-    bb = 0.0 + d10 * d20 + d11 * d21 + d12 * d22
+    lengths ha, hb; the sums of ``mm`` and ``dot``): w (5, 3) scratch holding the axes d1, d2, their starts'
+    difference, then the closest points on a's axis (w[3]) and on b's (w[4])."""
+    for k in range(3):
+        a2, a3, b2, b3 = 0.0, 0.0, 0.0, 0.0
+        for m in range(4):
+            a2 += A[k, m] * oa[m, 2]
+            a3 += A[k, m] * oa[m, 3]
+            b2 += B[k, m] * ob[m, 2]
+            b3 += B[k, m] * ob[m, 3]
+        w[0, k], w[1, k] = 2.0 * a2 * ha, 2.0 * b2 * hb
+        w[3, k], w[4, k] = a3 - a2 * ha, b3 - b2 * hb
+        w[2, k] = w[3, k] - w[4, k]
+    a, e, f, c, bb = 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        a += w[0, k] * w[0, k]
+        e += w[1, k] * w[1, k]
+        f += w[1, k] * w[2, k]
+        c += w[0, k] * w[2, k]
+        bb += w[0, k] * w[1, k]
     if a < 1e-18 and e < 1e-18:
         s, t = 0.0, 0.0
     elif a < 1e-18:
@@ -321,8 +316,9 @@ def _segment_closest(A, oa, ha, B, ob, hb):
             t, s = 0.0, min(max(-c / a, 0.0), 1.0)
         elif t > 1.0:
             t, s = 1.0, min(max((bb - c) / a, 0.0), 1.0)
-    return (a30 - a20 * ha + s * d10, a31 - a21 * ha + s * d11, a32 - a22 * ha + s * d12,
-            b30 - b20 * hb + t * d20, b31 - b21 * hb + t * d21, b32 - b22 * hb + t * d22)
+    for k in range(3):
+        w[3, k] += s * w[0, k]
+        w[4, k] += t * w[1, k]
 
 
 @njit(cache=True)
@@ -467,25 +463,12 @@ def _points_vs_shapes(wp, pts, k0, k1, box, li, st, ss, sc, sR, se, s0, s1, cent
             if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rad - pts[k, 3] >= reach:
                 continue
             c, R, x = sc[sh], sR[sh], wp[k]
-            if st[sh] == BOX or st[sh] == CYLINDER:
-                # a point outside a box or cylinder (a limb's points near the trunk, inside its wide
-                # bounding sphere): the distance ``_sdf`` would find, in the same operations, before its
-                # normal and face ties
-                z = ss[sh]
-                l0, l1, l2 = _local(R, c, x)
-                if st[sh] == BOX:
-                    q0, q1, q2 = max(abs(l0) - z[0], 0.0), max(abs(l1) - z[1], 0.0), max(abs(l2) - z[2], 0.0)
-                    out_len = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
-                else:
-                    out_len = np.hypot(max(np.hypot(l0, l1) - z[0], 0.0), max(abs(l2) - z[1], 0.0))
-                if out_len > 0 and not out_len - pts[k, 3] < reach:
-                    continue
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
-            if st[sh] == BOX:
-                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
+            if st[sh] == BOX:
+                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
             if cnt >= found.shape[0]:
                 return cnt
             sg = -1.0 if flip else 1.0
@@ -535,6 +518,7 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     C = np.int64(0)  # not constants (C, flips, counts): numba compiles a callee once per constant
     found = np.empty((256, 10))  # one link pair's candidates: point on a, point on b, normal b -> a, gap
     keep = np.empty(found.shape[0], np.bool_)
+    seg = np.empty((5, 3))  # capsule axes' scratch (``_segment_closest``)
     flips = np.zeros(2, np.bool_)
     flips[1] = True
     none = np.int64(0)
@@ -575,18 +559,15 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                     if st_b[sb] != CAPSULE or n_found >= found.shape[0]:
                         continue
                     ra, rb = ss_a[sa, 0], ss_b[sb, 0]
-                    qa0, qa1, qa2, qb0, qb1, qb2 = _segment_closest(fa_[i], so_a[sa], ss_a[sa, 1], fb_[j],
-                                                                    so_b[sb], ss_b[sb, 1])
-                    d0, d1, d2 = qa0 - qb0, qa1 - qb1, qa2 - qb2
+                    _segment_closest(fa_[i], so_a[sa], ss_a[sa, 1], fb_[j], so_b[sb], ss_b[sb, 1], seg)
+                    d0, d1, d2 = seg[3, 0] - seg[4, 0], seg[3, 1] - seg[4, 1], seg[3, 2] - seg[4, 2]
                     length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                     if length < 1e-12 or length - ra - rb >= reach:
                         continue
                     for r in range(3):
-                        qa = qa0 if r == 0 else (qa1 if r == 1 else qa2)
-                        qb = qb0 if r == 0 else (qb1 if r == 1 else qb2)
-                        nr = (qa - qb) / length
-                        found[n_found, r] = qa - ra * nr
-                        found[n_found, 3 + r] = qb + rb * nr
+                        nr = (seg[3, r] - seg[4, r]) / length
+                        found[n_found, r] = seg[3, r] - ra * nr
+                        found[n_found, 3 + r] = seg[4, r] + rb * nr
                         found[n_found, 6 + r] = nr
                     found[n_found, 9] = length - ra - rb
                     n_found += 1
