@@ -386,6 +386,7 @@ def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
         wp[k, 0], wp[k, 1], wp[k, 2] = v0, v1, v2
         lo0, lo1, lo2 = min(lo0, v0 - rad), min(lo1, v1 - rad), min(lo2, v2 - rad)
         hi0, hi1, hi2 = max(hi0, v0 + rad), max(hi1, v1 + rad), max(hi2, v2 + rad)
+    box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5] = lo0, lo1, lo2, hi0, hi1, hi2
     box[i, 6], box[i, 7], box[i, 8], box[i, 9], box[i, 10], box[i, 11] = lo0, lo1, lo2, hi0, hi1, hi2
     for sh in range(s0[i], s0[i + 1]):
         # the shape's world pose f @ so[sh] (its rotation and origin), written in place
@@ -399,15 +400,6 @@ def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
                 else:
                     sc[sh, r] = t
         kind, z = st[sh], ss[sh]
-        if kind == BOX:
-            rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
-        elif kind == CAPSULE:
-            rad = z[0] + z[1]
-        elif kind == CYLINDER:
-            rad = np.hypot(z[0], z[1])
-        else:
-            rad = z[0]
-        se[sh, 3] = rad
         for r in range(3):
             a = sR[sh, r, 2]  # the shape's z axis (capsule and cylinder axes)
             if kind == BOX:
@@ -418,15 +410,17 @@ def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
                 e = abs(a) * z[1] + z[0] * np.sqrt(max(1.0 - a * a, 0.0))
             else:
                 e = z[0]
-            e += SLACK
-            se[sh, r] = e
-            if r == 0:
-                lo0, hi0 = min(lo0, sc[sh, 0] - e), max(hi0, sc[sh, 0] + e)
-            elif r == 1:
-                lo1, hi1 = min(lo1, sc[sh, 1] - e), max(hi1, sc[sh, 1] + e)
-            else:
-                lo2, hi2 = min(lo2, sc[sh, 2] - e), max(hi2, sc[sh, 2] + e)
-    box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5] = lo0, lo1, lo2, hi0, hi1, hi2
+            se[sh, r] = e + SLACK
+            box[i, r] = min(box[i, r], sc[sh, r] - se[sh, r])
+            box[i, 3 + r] = max(box[i, 3 + r], sc[sh, r] + se[sh, r])
+        if kind == BOX:
+            se[sh, 3] = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
+        elif kind == CAPSULE:
+            se[sh, 3] = z[0] + z[1]
+        elif kind == CYLINDER:
+            se[sh, 3] = np.hypot(z[0], z[1])
+        else:
+            se[sh, 3] = z[0]
 
 
 @njit(cache=True, _nrt=False)
