@@ -483,25 +483,27 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
               fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, bcb, brb, ub, u0b, parb, ds0b, ndb, Sb,
               friction, restitution, threshold, erp, slop, margin, dt):
     """Contact rows between the links of system a and system b (``same``: a with itself, ``allowed`` its
-    upper triangle), ``link_pairs.link_pair_contacts`` for one pair of systems. ``fa_``/``fb_``: link frames
-    (L, 4, 4). Returns link i, link j, point, normal, depth, target, push, speed, rows of a (C, 3, nva) and of
-    b (C, 3, nvb) (same: a's rows hold the difference of the two points' Jacobians, b's are zero)."""
+    upper triangle, the lower one not read), ``link_pairs.link_pair_contacts`` for one pair of systems.
+    ``fa_``/``fb_``: link frames (L, 4, 4). Returns link i, link j, point, normal, depth, target, push, speed,
+    rows of a (C, 3, nva) and of b (C, 3, nvb) (same: a's rows hold the difference of the two points'
+    Jacobians, b's are zero)."""
     La, Lb = bca.shape[0], bcb.shape[0]
     nva, nvb = ua.shape[0], ub.shape[0]
-    # body velocities at the free and the current joint velocities: the normal speed of each candidate
-    # point (most do not close this step) without its Jacobians, and the bounding spheres' speeds
-    vfa, v0a = body_velocities(ua, para, ds0a, nda, Sa), body_velocities(u0a, para, ds0a, nda, Sa)
+    # body velocities at the free joint velocities (the bounding spheres' speeds, and with those at the
+    # current ones, once a candidate is found, the normal speed of each candidate point without its Jacobians)
+    vfa = body_velocities(ua, para, ds0a, nda, Sa)
     ca = _world_centres(fa_, bca)
     spa = _sphere_speeds(vfa, ca, bra)
     # per-step geometry (``_link_geometry`` fills a link's part when a pair first needs it): world sample
     # points, shape centres, rotations, boxes and radii, link boxes (column 12: filled)
     wpa, sca, sRa = np.empty((pts_a.shape[0], 3)), np.empty((st_a.shape[0], 3)), np.empty((st_a.shape[0], 3, 3))
     sea, boxa = np.empty((st_a.shape[0], 4)), np.zeros((La, 13))
+    v0a, v0b, have0 = vfa, vfa, False
     if same:
-        cb, spb, vfb, v0b = ca, spa, vfa, v0a
+        cb, spb, vfb = ca, spa, vfa
         wpb, scb, sRb, seb, boxb = wpa, sca, sRa, sea, boxa
     else:
-        vfb, v0b = body_velocities(ub, parb, ds0b, ndb, Sb), body_velocities(u0b, parb, ds0b, ndb, Sb)
+        vfb = body_velocities(ub, parb, ds0b, ndb, Sb)
         cb = _world_centres(fb_, bcb)
         spb = _sphere_speeds(vfb, cb, brb)
         wpb, scb, sRb = np.empty((pts_b.shape[0], 3)), np.empty((st_b.shape[0], 3)), np.empty((st_b.shape[0], 3, 3))
@@ -518,11 +520,27 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     none = np.int64(0)
     p = np.empty(3)
     n = np.empty(3)
+    # the links with anything to collide with (a robot's many massless frames have nothing), and of one
+    # system's own pairs only the upper triangle (``allowed``'s lower one is not read)
+    live_a = np.empty(La, np.int64)
+    na = 0
     for i in range(La):
-        if bra[i] < 0:
-            continue
+        if bra[i] >= 0:
+            live_a[na] = i
+            na += 1
+    live_b, nb = live_a, na
+    if not same:
+        live_b = np.empty(Lb, np.int64)
+        nb = 0
         for j in range(Lb):
-            if not allowed[i, j] or brb[j] < 0:
+            if brb[j] >= 0:
+                live_b[nb] = j
+                nb += 1
+    for x in range(na):
+        i = live_a[x]
+        for y in range(x if same else 0, nb):
+            j = live_b[y]
+            if not allowed[i, j]:
                 continue
             reach = margin + 2.0 * dt * (spa[i] + spb[j])
             d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
@@ -582,6 +600,10 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                 for r in range(3):
                     p[r] = 0.5 * (found[f, r] + found[f, 3 + r])
                     n[r] = found[f, 6 + r]
+                if not have0:
+                    v0a = body_velocities(u0a, para, ds0a, nda, Sa)
+                    v0b = v0a if same else body_velocities(u0b, parb, ds0b, ndb, Sb)
+                    have0 = True
                 vn = _normal_speed(vfa, i, p, n) - _normal_speed(vfb, j, p, n)
                 vn0 = _normal_speed(v0a, i, p, n) - _normal_speed(v0b, j, p, n)
                 ok, t0, t1 = targets(found[f, 9], vn, vn0, restitution, threshold, dt, erp, slop)
