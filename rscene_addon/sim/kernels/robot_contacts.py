@@ -17,11 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .articulated import dot, mm
 
 SPHERE, BOX, CAPSULE, CYLINDER = 0, 1, 2, 3
 DUPLICATE = 1e-3  # as link_pairs.DUPLICATE
 FACE_TIE = 1e-9  # as link_pairs.FACE_TIE
+SLACK = 1e-9  # m: the exact culls (shape boxes) widened by this, far above round-off, so they never drop a contact
 
 
 @njit(cache=True)
@@ -53,15 +53,6 @@ def targets(gap, vn, vn0, restitution, threshold, dt, erp, slop):
     if restitution > 0 and -vn0 > threshold and gap + min(vn, vn0) * dt <= 0:
         target = max(target, -restitution * vn0)
     return True, target, erp * max(-gap - slop, 0.0) / dt
-
-
-@njit(cache=True)
-def point_jacobian(i, p, parent, ds0, nd, S, nv):
-    """3 x nv Jacobian of the world velocity of point ``p`` fixed on body ``i``
-    (``ArticulatedSystem.point_jacobian``)."""
-    jac = np.empty((3, nv))
-    _point_jacobian_into(jac, i, p, parent, ds0, nd, S)
-    return jac
 
 
 @njit(cache=True, _nrt=False)
@@ -134,8 +125,16 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
                 continue
             n = pn[g]
             f = frames[i]
+            # the plane in the link's frame (normal R^T n, offset n.o - d): a point's gap in three products,
+            # widened by ``SLACK`` for its round-off, rejects most points before their world position
+            m0 = n[0] * f[0, 0] + n[1] * f[1, 0] + n[2] * f[2, 0]
+            m1 = n[0] * f[0, 1] + n[1] * f[1, 1] + n[2] * f[2, 1]
+            m2 = n[0] * f[0, 2] + n[1] * f[1, 2] + n[2] * f[2, 2]
+            base = n[0] * f[0, 3] + n[1] * f[1, 3] + n[2] * f[2, 3] - pd[g] - reach[g] - SLACK
             for k in range(p0[i], p0[i + 1]):
                 pk = pts[k]
+                if m0 * pk[0] + m1 * pk[1] + m2 * pk[2] + base - pk[3] >= 0.0:
+                    continue
                 x0 = f[0, 0] * pk[0] + f[0, 1] * pk[1] + f[0, 2] * pk[2] + f[0, 3]
                 x1 = f[1, 0] * pk[0] + f[1, 1] * pk[1] + f[1, 2] * pk[2] + f[1, 3]
                 x2 = f[2, 0] * pk[0] + f[2, 1] * pk[1] + f[2, 2] * pk[2] + f[2, 3]
@@ -281,19 +280,28 @@ def _face_tie(size, c, R, x, n0, n1, n2, towards):
     return _rot(R, m if best == 0 else 0.0, m if best == 1 else 0.0, m if best == 2 else 0.0)
 
 
-@njit(cache=True)
-def _segment_closest(ta, ha, tb, hb):
-    """``link_pairs._segment_closest`` of the capsule axes of transforms ta, tb (their z axes, half lengths
-    ha, hb): the closest points (3,) on each."""
-    d1 = np.empty(3)
-    d2 = np.empty(3)
-    r = np.empty(3)
+@njit(cache=True, _nrt=False)
+def _segment_closest(A, oa, ha, B, ob, hb, w):
+    """``link_pairs._segment_closest`` of the capsule axes of poses A @ oa and B @ ob (their z axes, half
+    lengths ha, hb; the sums of ``mm`` and ``dot``): w (5, 3) scratch holding the axes d1, d2, their starts'
+    difference, then the closest points on a's axis (w[3]) and on b's (w[4])."""
     for k in range(3):
-        d1[k] = 2.0 * ta[k, 2] * ha
-        d2[k] = 2.0 * tb[k, 2] * hb
-        r[k] = (ta[k, 3] - ta[k, 2] * ha) - (tb[k, 3] - tb[k, 2] * hb)
-    a, e, f = dot(d1, d1), dot(d2, d2), dot(d2, r)
-    c, bb = dot(d1, r), dot(d1, d2)
+        a2, a3, b2, b3 = 0.0, 0.0, 0.0, 0.0
+        for m in range(4):
+            a2 += A[k, m] * oa[m, 2]
+            a3 += A[k, m] * oa[m, 3]
+            b2 += B[k, m] * ob[m, 2]
+            b3 += B[k, m] * ob[m, 3]
+        w[0, k], w[1, k] = 2.0 * a2 * ha, 2.0 * b2 * hb
+        w[3, k], w[4, k] = a3 - a2 * ha, b3 - b2 * hb
+        w[2, k] = w[3, k] - w[4, k]
+    a, e, f, c, bb = 0.0, 0.0, 0.0, 0.0, 0.0
+    for k in range(3):
+        a += w[0, k] * w[0, k]
+        e += w[1, k] * w[1, k]
+        f += w[1, k] * w[2, k]
+        c += w[0, k] * w[2, k]
+        bb += w[0, k] * w[1, k]
     if a < 1e-18 and e < 1e-18:
         s, t = 0.0, 0.0
     elif a < 1e-18:
@@ -308,12 +316,9 @@ def _segment_closest(ta, ha, tb, hb):
             t, s = 0.0, min(max(-c / a, 0.0), 1.0)
         elif t > 1.0:
             t, s = 1.0, min(max((bb - c) / a, 0.0), 1.0)
-    pa = np.empty(3)
-    pb = np.empty(3)
     for k in range(3):
-        pa[k] = ta[k, 3] - ta[k, 2] * ha + s * d1[k]
-        pb[k] = tb[k, 3] - tb[k, 2] * hb + t * d2[k]
-    return pa, pb
+        w[3, k] += s * w[0, k]
+        w[4, k] += t * w[1, k]
 
 
 @njit(cache=True)
@@ -362,20 +367,14 @@ def _sphere_speeds(vel, centres, radii):
     return out
 
 
-@njit(cache=True)
-def _geometry(P, NS, L):
-    """Empty per-step geometry of a system (``_link_geometry`` fills a link's part): world sample points
-    (P, 3), shape centres (NS, 3), rotations (NS, 3, 3), bounding radii (NS,), link AABBs lo, hi (L, 3) and
-    which links are filled (L,)."""
-    return (np.empty((P, 3)), np.empty((NS, 3)), np.empty((NS, 3, 3)), np.empty(NS), np.empty((L, 3)),
-            np.empty((L, 3)), np.zeros(L, np.bool_))
-
-
 @njit(cache=True, _nrt=False)
-def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi):
-    """Link i's world sample points, shape poses and bounding radii, and its AABB holding its points (with
-    their radii) and its shapes' bounding spheres, from its frame ``frames[i]``: once a step for a link in a pair
-    that passed the bounding-sphere test (most links of a standing robot are in none)."""
+def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
+    """Link i's world sample points ``wp``, shape poses (centres ``sc``, rotations ``sR``), its shapes' world
+    AABB half extents and bounding radii ``se`` (NS, 4), and its boxes ``box[i]``: lo, hi of everything
+    (points with their radii, shapes), then lo, hi of the points alone; from its frame ``frames[i]``: once
+    a step for a link in a pair that passed the bounding-sphere test (most links of a standing robot are in
+    none). The shapes' boxes are exact (a box's |R| h, a cylinder's |a| h + r sqrt(1 - a^2)) and widened by
+    ``SLACK``, so they hold every point their signed distances can find whatever the round-off."""
     f = frames[i]
     lo0, lo1, lo2 = np.inf, np.inf, np.inf
     hi0, hi1, hi2 = -np.inf, -np.inf, -np.inf
@@ -387,6 +386,8 @@ def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi)
         wp[k, 0], wp[k, 1], wp[k, 2] = v0, v1, v2
         lo0, lo1, lo2 = min(lo0, v0 - rad), min(lo1, v1 - rad), min(lo2, v2 - rad)
         hi0, hi1, hi2 = max(hi0, v0 + rad), max(hi1, v1 + rad), max(hi2, v2 + rad)
+    box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5] = lo0, lo1, lo2, hi0, hi1, hi2
+    box[i, 6], box[i, 7], box[i, 8], box[i, 9], box[i, 10], box[i, 11] = lo0, lo1, lo2, hi0, hi1, hi2
     for sh in range(s0[i], s0[i + 1]):
         # the shape's world pose f @ so[sh] (its rotation and origin), written in place
         for r in range(3):
@@ -399,76 +400,80 @@ def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, srad, lo, hi)
                 else:
                     sc[sh, r] = t
         kind, z = st[sh], ss[sh]
+        for r in range(3):
+            a = sR[sh, r, 2]  # the shape's z axis (capsule and cylinder axes)
+            if kind == BOX:
+                e = abs(sR[sh, r, 0]) * z[0] + abs(sR[sh, r, 1]) * z[1] + abs(a) * z[2]
+            elif kind == CAPSULE:
+                e = abs(a) * z[1] + z[0]
+            elif kind == CYLINDER:
+                e = abs(a) * z[1] + z[0] * np.sqrt(max(1.0 - a * a, 0.0))
+            else:
+                e = z[0]
+            se[sh, r] = e + SLACK
+            box[i, r] = min(box[i, r], sc[sh, r] - se[sh, r])
+            box[i, 3 + r] = max(box[i, 3 + r], sc[sh, r] + se[sh, r])
         if kind == BOX:
-            rad = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
+            se[sh, 3] = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
         elif kind == CAPSULE:
-            rad = z[0] + z[1]
+            se[sh, 3] = z[0] + z[1]
         elif kind == CYLINDER:
-            rad = np.hypot(z[0], z[1])
+            se[sh, 3] = np.hypot(z[0], z[1])
         else:
-            rad = z[0]
-        srad[sh] = rad
-        lo0, lo1, lo2 = min(lo0, sc[sh, 0] - rad), min(lo1, sc[sh, 1] - rad), min(lo2, sc[sh, 2] - rad)
-        hi0, hi1, hi2 = max(hi0, sc[sh, 0] + rad), max(hi1, sc[sh, 1] + rad), max(hi2, sc[sh, 2] + rad)
-    lo[i, 0], lo[i, 1], lo[i, 2] = lo0, lo1, lo2
-    hi[i, 0], hi[i, 1], hi[i, 2] = hi0, hi1, hi2
+            se[sh, 3] = z[0]
 
 
 @njit(cache=True, _nrt=False)
-def _points_vs_shapes(wp, pts, k0, k1, lo, hi, li, st, ss, sc, sR, srad, s0, s1, centres, ci, reach, flip, fa, fb,
-                      fn, fg, cnt):
+def _points_vs_shapes(wp, pts, k0, k1, box, li, st, ss, sc, sR, se, s0, s1, centres, ci, reach, flip, found, cnt):
     """World sample points wp[k0:k1] (radii in ``pts``) against shapes s0:s1 (world centres ``sc``,
-    rotations ``sR``), appended to the found lists as (point on a, point on b, normal b -> a, gap);
-    ``flip``: the points are b's; ``centres[ci]``: the other link's centre (the face-tie rule looks towards
-    it). A point farther than its reach from a shape's bounding sphere is skipped before its signed distance
-    (it cannot be within reach of the shape), and a shape whose bounding sphere is farther than its reach
-    from the points' box ``lo[li]``/``hi[li]`` (which holds every point with its radius) skips them all.
-    Rows by index, not views: a view argument is a struct built (and reference counted) at every call."""
+    rotations ``sR``, boxes and bounding radii ``se``), appended to ``found`` as rows (point on a, point on
+    b, normal b -> a, gap); ``flip``: the points are b's; ``centres[ci]``: the other link's centre (the
+    face-tie rule looks towards it). Culls before any signed distance, each a superset of what the
+    distance can find: a shape whose box or bounding sphere is farther than the reach from the points' box
+    ``box[li, 6:12]`` skips them all; a point farther than its reach from a shape's box or bounding sphere
+    is skipped. Rows by index, not views: a view argument is a struct built (and reference counted) at
+    every call."""
     if k1 == k0 or s1 == s0:
         return cnt
     for sh in range(s0, s1):
-        c0, c1, c2, rad = sc[sh, 0], sc[sh, 1], sc[sh, 2], srad[sh]
-        e0 = max(lo[li, 0] - c0, 0.0, c0 - hi[li, 0])
-        e1 = max(lo[li, 1] - c1, 0.0, c1 - hi[li, 1])
-        e2 = max(lo[li, 2] - c2, 0.0, c2 - hi[li, 2])
+        c0, c1, c2, rad = sc[sh, 0], sc[sh, 1], sc[sh, 2], se[sh, 3]
+        e0 = max(box[li, 6] - c0, 0.0, c0 - box[li, 9])
+        e1 = max(box[li, 7] - c1, 0.0, c1 - box[li, 10])
+        e2 = max(box[li, 8] - c2, 0.0, c2 - box[li, 11])
         if np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) >= rad + reach:
             continue
+        e0 = max(box[li, 6] - c0 - se[sh, 0], 0.0, c0 - se[sh, 0] - box[li, 9])
+        e1 = max(box[li, 7] - c1 - se[sh, 1], 0.0, c1 - se[sh, 1] - box[li, 10])
+        e2 = max(box[li, 8] - c2 - se[sh, 2], 0.0, c2 - se[sh, 2] - box[li, 11])
+        if np.sqrt(e0 * e0 + e1 * e1 + e2 * e2) >= reach:
+            continue
         for k in range(k0, k1):
-            # the bounding-sphere reject by index: most points fail it, and a view per point costs more
+            # the box and bounding-sphere rejects by index: most points fail them, and a view per point
+            # costs more
             d0, d1, d2 = wp[k, 0] - c0, wp[k, 1] - c1, wp[k, 2] - c2
+            far = reach + pts[k, 3]
+            if abs(d0) - se[sh, 0] >= far or abs(d1) - se[sh, 1] >= far or abs(d2) - se[sh, 2] >= far:
+                continue
             if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) - rad - pts[k, 3] >= reach:
                 continue
             c, R, x = sc[sh], sR[sh], wp[k]
-            if st[sh] == BOX or st[sh] == CYLINDER:
-                # a point outside a box or cylinder (a limb's points near the trunk, inside its wide
-                # bounding sphere): the distance ``_sdf`` would find, in the same operations, before its
-                # normal and face ties
-                z = ss[sh]
-                l0, l1, l2 = _local(R, c, x)
-                if st[sh] == BOX:
-                    q0, q1, q2 = max(abs(l0) - z[0], 0.0), max(abs(l1) - z[1], 0.0), max(abs(l2) - z[2], 0.0)
-                    out_len = np.sqrt(q0 * q0 + q1 * q1 + q2 * q2)
-                else:
-                    out_len = np.hypot(max(np.hypot(l0, l1) - z[0], 0.0), max(abs(l2) - z[1], 0.0))
-                if out_len > 0 and not out_len - pts[k, 3] < reach:
-                    continue
             dist, m0, m1, m2 = _sdf(st[sh], ss[sh], c, R, x)
-            if st[sh] == BOX:
-                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
             gap = dist - pts[k, 3]
             if not gap < reach:
                 continue
-            if cnt >= fa.shape[0]:
+            if st[sh] == BOX:
+                m0, m1, m2 = _face_tie(ss[sh], c, R, x, m0, m1, m2, centres[ci])
+            if cnt >= found.shape[0]:
                 return cnt
             sg = -1.0 if flip else 1.0
             for r in range(3):
                 nr = m0 if r == 0 else (m1 if r == 1 else m2)
                 on_points = x[r] - pts[k, 3] * nr
                 on_shape = x[r] - dist * nr
-                fa[cnt, r] = on_shape if flip else on_points
-                fb[cnt, r] = on_points if flip else on_shape
-                fn[cnt, r] = sg * nr
-            fg[cnt] = gap
+                found[cnt, r] = on_shape if flip else on_points
+                found[cnt, 3 + r] = on_points if flip else on_shape
+                found[cnt, 6 + r] = sg * nr
+            found[cnt, 9] = gap
             cnt += 1
     return cnt
 
@@ -478,107 +483,114 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
               fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, bcb, brb, ub, u0b, parb, ds0b, ndb, Sb,
               friction, restitution, threshold, erp, slop, margin, dt):
     """Contact rows between the links of system a and system b (``same``: a with itself, ``allowed`` its
-    upper triangle), ``link_pairs.link_pair_contacts`` for one pair of systems. ``fa_``/``fb_``: link frames
-    (L, 4, 4). Returns link i, link j, point, normal, depth, target, push, speed, rows of a (C, 3, nva) and of
-    b (C, 3, nvb) (same: a's rows hold the difference of the two points' Jacobians, b's are zero)."""
+    upper triangle, the lower one not read), ``link_pairs.link_pair_contacts`` for one pair of systems.
+    ``fa_``/``fb_``: link frames (L, 4, 4). Returns link i, link j, point, normal, depth, target, push, speed,
+    rows of a (C, 3, nva) and of b (C, 3, nvb) (same: a's rows hold the difference of the two points'
+    Jacobians, b's are zero)."""
     La, Lb = bca.shape[0], bcb.shape[0]
     nva, nvb = ua.shape[0], ub.shape[0]
-    # body velocities at the free and the current joint velocities: the normal speed of each candidate
-    # point (most do not close this step) without its Jacobians, and the bounding spheres' speeds
-    vfa, v0a = body_velocities(ua, para, ds0a, nda, Sa), body_velocities(u0a, para, ds0a, nda, Sa)
+    # body velocities at the free joint velocities (the bounding spheres' speeds, and with those at the
+    # current ones, once a candidate is found, the normal speed of each candidate point without its Jacobians)
+    vfa = body_velocities(ua, para, ds0a, nda, Sa)
     ca = _world_centres(fa_, bca)
     spa = _sphere_speeds(vfa, ca, bra)
+    # per-step geometry (``_link_geometry`` fills a link's part when a pair first needs it): world sample
+    # points, shape centres, rotations, boxes and radii, link boxes (column 12: filled)
+    wpa, sca, sRa = np.empty((pts_a.shape[0], 3)), np.empty((st_a.shape[0], 3)), np.empty((st_a.shape[0], 3, 3))
+    sea, boxa = np.empty((st_a.shape[0], 4)), np.zeros((La, 13))
+    v0a, v0b, have0 = vfa, vfa, False
     if same:
-        cb, spb, vfb, v0b = ca, spa, vfa, v0a
+        cb, spb, vfb = ca, spa, vfa
+        wpb, scb, sRb, seb, boxb = wpa, sca, sRa, sea, boxa
     else:
-        vfb, v0b = body_velocities(ub, parb, ds0b, ndb, Sb), body_velocities(u0b, parb, ds0b, ndb, Sb)
+        vfb = body_velocities(ub, parb, ds0b, ndb, Sb)
         cb = _world_centres(fb_, bcb)
         spb = _sphere_speeds(vfb, cb, brb)
-    wpa, sca, sRa, srada, loa, hia, done_a = _geometry(pts_a.shape[0], st_a.shape[0], La)
-    if same:
-        wpb, scb, sRb, sradb, lob, hib, done_b = wpa, sca, sRa, srada, loa, hia, done_a
-    else:
-        wpb, scb, sRb, sradb, lob, hib, done_b = _geometry(pts_b.shape[0], st_b.shape[0], Lb)
-    cap = 8  # a few rows a step (grown when more)
-    li = np.empty(cap, np.int64)
-    lj = np.empty(cap, np.int64)
-    point = np.empty((cap, 3))
-    normal = np.empty((cap, 3))
-    depth = np.empty(cap)
-    tgt = np.empty(cap)
-    push = np.empty(cap)
-    speed = np.empty(cap)
-    rows_a = np.empty((cap, 3, nva))
-    rows_b = np.zeros((cap, 3, nvb))
+        wpb, scb, sRb = np.empty((pts_b.shape[0], 3)), np.empty((st_b.shape[0], 3)), np.empty((st_b.shape[0], 3, 3))
+        seb, boxb = np.empty((st_b.shape[0], 4)), np.zeros((Lb, 13))
+    # the contacts kept, one row each: i, j, point, normal, depth, target, push, speed (a few a step, grown
+    # when more; their Jacobian rows after the search, once their number is known)
+    rec = np.empty((8, 12))
     C = np.int64(0)  # not constants (C, flips, counts): numba compiles a callee once per constant
-    FMAX = 256
-    fa = np.empty((FMAX, 3))
-    fb = np.empty((FMAX, 3))
-    fn = np.empty((FMAX, 3))
-    fg = np.empty(FMAX)
-    keep = np.empty(FMAX, np.bool_)
+    found = np.empty((256, 10))  # one link pair's candidates: point on a, point on b, normal b -> a, gap
+    keep = np.empty(found.shape[0], np.bool_)
+    seg = np.empty((5, 3))  # capsule axes' scratch (``_segment_closest``)
     flips = np.zeros(2, np.bool_)
     flips[1] = True
     none = np.int64(0)
     p = np.empty(3)
     n = np.empty(3)
+    # the links with anything to collide with (a robot's many massless frames have nothing), and of one
+    # system's own pairs only the upper triangle (``allowed``'s lower one is not read)
+    live_a = np.empty(La, np.int64)
+    na = 0
     for i in range(La):
-        if bra[i] < 0:
-            continue
+        if bra[i] >= 0:
+            live_a[na] = i
+            na += 1
+    live_b, nb = live_a, na
+    if not same:
+        live_b = np.empty(Lb, np.int64)
+        nb = 0
         for j in range(Lb):
-            if not allowed[i, j] or brb[j] < 0:
+            if brb[j] >= 0:
+                live_b[nb] = j
+                nb += 1
+    for x in range(na):
+        i = live_a[x]
+        for y in range(x if same else 0, nb):
+            j = live_b[y]
+            if not allowed[i, j]:
                 continue
             reach = margin + 2.0 * dt * (spa[i] + spb[j])
             d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
             if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
                 continue
-            if not done_a[i]:
-                _link_geometry(i, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, srada, loa, hia)
-                done_a[i] = True
-            if not done_b[j]:
-                _link_geometry(j, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, sradb, lob, hib)
-                done_b[j] = True
-            # the link AABBs, padded by the reach, must overlap too (tighter for long links; a superset
-            # of every contact the narrow phase below can find)
+            if boxa[i, 12] == 0.0:
+                _link_geometry(i, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, sea, boxa)
+                boxa[i, 12] = 1.0
+            if boxb[j, 12] == 0.0:
+                _link_geometry(j, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, seb, boxb)
+                boxb[j, 12] = 1.0
+            # the link boxes, padded by the reach, must overlap too (exact shape boxes: a superset of every
+            # contact the narrow phase below can find)
             apart = False
             for r in range(3):
-                if loa[i, r] - reach > hib[j, r] or lob[j, r] - reach > hia[i, r]:
+                if boxa[i, r] - reach > boxb[j, 3 + r] or boxb[j, r] - reach > boxa[i, 3 + r]:
                     apart = True
             if apart:
                 continue
-            A, B = fa_[i], fb_[j]
-            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], loa, hia, i, st_b, ss_b, scb, sRb,
-                                        sradb, s0b[j], s0b[j + 1], ca, i, reach, flips[0], fa, fb, fn, fg, none)
-            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], lob, hib, j, st_a, ss_a, sca, sRa,
-                                        srada, s0a[i], s0a[i + 1], cb, j, reach, flips[1], fa, fb, fn, fg, n_found)
+            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], boxa, i, st_b, ss_b, scb, sRb, seb,
+                                        s0b[j], s0b[j + 1], ca, i, reach, flips[0], found, none)
+            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], boxb, j, st_a, ss_a, sca, sRa, sea,
+                                        s0a[i], s0a[i + 1], cb, j, reach, flips[1], found, n_found)
             for sa in range(s0a[i], s0a[i + 1]):
                 if st_a[sa] != CAPSULE:
                     continue
-                ta = mm(A, so_a[sa])
                 for sb in range(s0b[j], s0b[j + 1]):
-                    if st_b[sb] != CAPSULE or n_found >= FMAX:
+                    if st_b[sb] != CAPSULE or n_found >= found.shape[0]:
                         continue
-                    tb = mm(B, so_b[sb])
-                    ra, ha, rb, hb = ss_a[sa, 0], ss_a[sa, 1], ss_b[sb, 0], ss_b[sb, 1]
-                    qa, qb = _segment_closest(ta, ha, tb, hb)
-                    d0, d1, d2 = qa[0] - qb[0], qa[1] - qb[1], qa[2] - qb[2]
+                    ra, rb = ss_a[sa, 0], ss_b[sb, 0]
+                    _segment_closest(fa_[i], so_a[sa], ss_a[sa, 1], fb_[j], so_b[sb], ss_b[sb, 1], seg)
+                    d0, d1, d2 = seg[3, 0] - seg[4, 0], seg[3, 1] - seg[4, 1], seg[3, 2] - seg[4, 2]
                     length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
                     if length < 1e-12 or length - ra - rb >= reach:
                         continue
                     for r in range(3):
-                        nr = (qa[r] - qb[r]) / length
-                        fa[n_found, r] = qa[r] - ra * nr
-                        fb[n_found, r] = qb[r] + rb * nr
-                        fn[n_found, r] = nr
-                    fg[n_found] = length - ra - rb
+                        nr = (seg[3, r] - seg[4, r]) / length
+                        found[n_found, r] = seg[3, r] - ra * nr
+                        found[n_found, 3 + r] = seg[4, r] + rb * nr
+                        found[n_found, 6 + r] = nr
+                    found[n_found, 9] = length - ra - rb
                     n_found += 1
             for f in range(n_found):
                 dup = False
                 for g in range(f):
                     if not keep[g]:
                         continue
-                    d0, d1, d2 = fa[f, 0] - fa[g, 0], fa[f, 1] - fa[g, 1], fa[f, 2] - fa[g, 2]
-                    if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and dot(fn[f], fn[g]) > 0.9:
+                    d0, d1, d2 = found[f, 0] - found[g, 0], found[f, 1] - found[g, 1], found[f, 2] - found[g, 2]
+                    cos = 0.0 + found[f, 6] * found[g, 6] + found[f, 7] * found[g, 7] + found[f, 8] * found[g, 8]
+                    if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and cos > 0.9:
                         dup = True
                         break
                 keep[f] = not dup
@@ -586,69 +598,51 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
                 if not keep[f]:
                     continue
                 for r in range(3):
-                    p[r] = 0.5 * (fa[f, r] + fb[f, r])
-                    n[r] = fn[f, r]
+                    p[r] = 0.5 * (found[f, r] + found[f, 3 + r])
+                    n[r] = found[f, 6 + r]
+                if not have0:
+                    v0a = body_velocities(u0a, para, ds0a, nda, Sa)
+                    v0b = v0a if same else body_velocities(u0b, parb, ds0b, ndb, Sb)
+                    have0 = True
                 vn = _normal_speed(vfa, i, p, n) - _normal_speed(vfb, j, p, n)
                 vn0 = _normal_speed(v0a, i, p, n) - _normal_speed(v0b, j, p, n)
-                ok, t0, t1 = targets(fg[f], vn, vn0, restitution, threshold, dt, erp, slop)
+                ok, t0, t1 = targets(found[f, 9], vn, vn0, restitution, threshold, dt, erp, slop)
                 if not ok:
                     continue
-                ja = point_jacobian(i, p, para, ds0a, nda, Sa, nva)
-                jb = point_jacobian(j, p, parb, ds0b, ndb, Sb, nvb)
-                if same:
-                    jrel = ja.copy()
-                    for r in range(3):
-                        for col in range(nva):
-                            jrel[r, col] -= jb[r, col]
-                if C >= cap:
-                    cap *= 2
-                    li, lj, point, normal = _grow_i(li, cap), _grow_i(lj, cap), _grow3(point, cap), _grow3(normal, cap)
-                    depth, tgt, push, speed = _grow(depth, cap), _grow(tgt, cap), _grow(push, cap), _grow(speed, cap)
-                    rows_a, rows_b = _grow_rows(rows_a, cap), _grow_rows(rows_b, cap)
-                basis = tangents(n)
-                if same:
-                    _rows_into(rows_a, C, basis, jrel)
-                else:
-                    _rows_into(rows_a, C, basis, ja)
-                    _rows_into(rows_b, C, basis, jb)
+                if C >= rec.shape[0]:
+                    grown = np.empty((2 * rec.shape[0], 12))
+                    for x in range(C):
+                        for col in range(12):
+                            grown[x, col] = rec[x, col]
+                    rec = grown
+                rec[C, 0], rec[C, 1] = i, j
                 for r in range(3):
-                    point[C, r], normal[C, r] = p[r], n[r]
-                li[C], lj[C], depth[C] = i, j, -fg[f]
-                tgt[C], push[C], speed[C] = t0, t1, max(0.0, -vn0)
+                    rec[C, 2 + r], rec[C, 5 + r] = p[r], n[r]
+                rec[C, 8], rec[C, 9], rec[C, 10], rec[C, 11] = -found[f, 9], t0, t1, max(0.0, -vn0)
                 C += 1
-    return li[:C], lj[:C], point[:C], normal[:C], depth[:C], tgt[:C], push[:C], speed[:C], rows_a[:C], rows_b[:C]
-
-
-@njit(cache=True)
-def _grow(a, cap):
-    out = np.empty(cap)
-    for k in range(a.shape[0]):
-        out[k] = a[k]
-    return out
-
-
-@njit(cache=True)
-def _grow_i(a, cap):
-    out = np.empty(cap, np.int64)
-    for k in range(a.shape[0]):
-        out[k] = a[k]
-    return out
-
-
-@njit(cache=True)
-def _grow3(a, cap):
-    out = np.empty((cap, 3))
-    for k in range(a.shape[0]):
+    # the rows of the contacts kept: n, t1, t2 times the point's Jacobian (same: the difference of the two
+    # links' Jacobians at the point)
+    li = np.empty(C, np.int64)
+    lj = np.empty(C, np.int64)
+    rows_a = np.empty((C, 3, nva))
+    rows_b = np.zeros((C, 3, nvb))
+    ja = np.empty((3, nva))
+    jb = np.empty((3, nvb))
+    basis = np.empty((3, 3))
+    for x in range(C):
+        li[x], lj[x] = np.int64(rec[x, 0]), np.int64(rec[x, 1])
         for r in range(3):
-            out[k, r] = a[k, r]
-    return out
-
-
-@njit(cache=True)
-def _grow_rows(a, cap):
-    out = np.zeros((cap, 3, a.shape[2]))
-    for k in range(a.shape[0]):
-        for r in range(3):
-            for col in range(a.shape[2]):
-                out[k, r, col] = a[k, r, col]
-    return out
+            p[r], n[r] = rec[x, 2 + r], rec[x, 5 + r]
+        _point_jacobian_into(ja, li[x], p, para, ds0a, nda, Sa)
+        _point_jacobian_into(jb, lj[x], p, parb, ds0b, ndb, Sb)
+        _tangents_into(basis, n)
+        if same:
+            for r in range(3):
+                for col in range(nva):
+                    ja[r, col] -= jb[r, col]
+            _rows_into(rows_a, x, basis, ja)
+        else:
+            _rows_into(rows_a, x, basis, ja)
+            _rows_into(rows_b, x, basis, jb)
+    return (li, lj, rec[:C, 2:5], rec[:C, 5:8], rec[:C, 8], rec[:C, 9], rec[:C, 10], rec[:C, 11], rows_a,
+            rows_b)

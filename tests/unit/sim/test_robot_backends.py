@@ -346,3 +346,80 @@ def test_packed_robots_follow_in_place_writes_and_record_new_touches():
     late = [e for e in e0[1] if e[2] > 44 * DT]
     assert late  # robot 1's feet touched again after the mask came back
     assert np.abs(q1 - q0).max() < 1e-4  # (the rising ground alone moves the joints by ~0.04 rad)
+
+
+# one floating link of every primitive the pair search culls by its exact box: two boxes (one along the link's
+# axes, where its box is the shape itself, sized apart so that the two links' points do not find each other's
+# contacts twice), a cylinder and a capsule turned off the axes, a sphere off centre
+SHAPES = """<robot name="{name}"><link name="body"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><origin xyz="0.05 0 0"/><geometry><box size="{size}"/></geometry></collision>
+  <collision><origin xyz="0 0 -0.1" rpy="0.3 0.2 0.1"/><geometry><box size="0.1 0.06 0.04"/></geometry></collision>
+  <collision><origin xyz="-0.1 0.12 0" rpy="0.9 0 0.4"/><geometry><cylinder radius="0.04" length="0.2"/></geometry>
+  </collision>
+  <collision><origin xyz="0 -0.12 0.05" rpy="0 1.1 0.3"/><geometry><capsule radius="0.03" length="0.16"/></geometry>
+  </collision>
+  <collision><origin xyz="0.1 0 0.1"/><geometry><sphere radius="0.05"/></geometry></collision>
+</link></robot>"""
+
+
+@needs_numba
+def test_pair_rows_find_the_reference_contacts_of_turned_shapes_at_random_poses(tmp_path):
+    """The compiled pair search culls links, shapes and points by the shapes' exact world boxes before any
+    signed distance; for two such links turned at random and slid towards each other, at the farthest
+    distance where ``link_pairs`` (numpy, no cull) finds a contact and a few depths below it, it finds the
+    same contacts, in the same order, with the same numbers (a contact is kept only once it closes this step,
+    well inside the reach the culls keep: boxes shrunk by 3 cm, or sample points' radii left out of them,
+    fail here)."""
+    from rscene_addon.sim.link_contacts import MARGIN
+    from rscene_addon.sim.link_pairs import link_pair_contacts
+    from rscene_addon.sim.multibody_compiled import arrays
+
+    kern = kernels.load_robots()
+    a, b = (ArticulatedSystem(read_robot(tmp_path, SHAPES.format(name=n, size=size), f"{n}.urdf"), dt=DT, name=n,
+                              backend="numpy") for n, size in (("a", "0.3 0.12 0.08"), ("b", "0.2 0.1 0.16")))
+    A, B = arrays(a), arrays(b)
+    rng = np.random.default_rng(7)
+
+    def place(s, xyz, quat):
+        s.set_generalized_coordinate(np.concatenate([xyz, quat / np.linalg.norm(quat)]))
+
+    def compare(uf):
+        want = link_pair_contacts([a, b], uf, DT)
+        # the numpy route's kinematics as the kernels hold them: frames (L, 4, 4), motion subspaces (L, 6, 6)
+        fa, fb = np.array(a.frames), np.array(b.frames)
+        Sa, Sb = np.zeros((1, 6, 6)), np.zeros((1, 6, 6))
+        Sa[0], Sb[0] = a.S[0], b.S[0]
+        got = kern.pair_rows(np.bool_(False), np.ones((1, 1), np.bool_), fa, A.pts, A.p0, A.st, A.ss, A.so, A.s0,
+                             A.bc, A.br, uf[a], a.u, A.parent, A.ds0, A.nd, Sa,
+                             fb, B.pts, B.p0, B.st, B.ss, B.so, B.s0, B.bc, B.br, uf[b], b.u,
+                             B.parent, B.ds0, B.nd, Sb, 0.5, 0.0, 0.0, a.erp, a.contact_slop, MARGIN, DT)
+        assert len(got[0]) == len(want)
+        for c, w in enumerate(want):
+            assert np.allclose(got[2][c], w["point"], atol=1e-9) and np.allclose(got[3][c], w["normal"], atol=1e-9)
+            assert got[4][c] == pytest.approx(w["depth"], abs=1e-9)
+            assert np.allclose(got[8][c], np.array(w["jacobian"]), atol=1e-9)
+            assert np.allclose(got[9][c], w["other_jacobian"], atol=1e-9)
+        return len(want)
+
+    found = 0
+    for k in range(100):
+        # every other pose along the axes, both links unturned: where the boxes' culls are tight
+        place(a, np.zeros(3), rng.normal(size=4) if k % 2 else np.array([1.0, 0, 0, 0]))
+        direction, quat = rng.normal(size=3), rng.normal(size=4)
+        if not k % 2:
+            direction, quat = np.eye(3)[k % 3] * (-1) ** (k // 6), np.array([1.0, 0, 0, 0])
+        direction /= np.linalg.norm(direction)
+        # b closing on a: still (its reach is the margin) or moving at up to 2 m/s (a wider reach)
+        uf = {a: np.zeros(6), b: np.zeros(6) if rng.random() < 0.5 else rng.normal(scale=1.0, size=6)}
+        near, far = 0.0, 1.0  # the farthest distance with a contact, by bisection on the numpy route
+        for _ in range(30):
+            mid = 0.5 * (near + far)
+            place(b, mid * direction, quat)
+            near, far = (mid, far) if link_pair_contacts([a, b], uf, DT) else (near, mid)
+        for depth in (0.0, 1e-4, 2e-3, 2e-2):
+            place(b, (near - depth) * direction, quat)
+            found += compare(uf) > 0
+        place(b, (far + 1e-6) * direction, quat)
+        assert compare(uf) == 0
+    assert found == 400  # every pose at and below the first touch has contacts
