@@ -98,10 +98,16 @@ def main() -> None:
     # a robot alone steps inside the compiled step_alone; its Python body calls _system_step by the module's
     # name, so running that body for the recording run sees every call
     rs.step_alone, rs._system_step = alone.py_func, recording
+    # the helpers that body calls have no Python entry (``no_cpython_wrapper``): their Python bodies instead
+    helpers = {name: getattr(rs, name) for name in ("_plane_columns", "_put", "_sort_range")}
+    for name, f in helpers.items():
+        setattr(rs, name, f.py_func)
     try:
         bench_robots.run_ours(args.robot, "numba", 2.0, 1)
     finally:
         rs.step_alone, rs._system_step = alone, grouped
+        for name, f in helpers.items():
+            setattr(rs, name, f)
     timers, limit_rows, system_step = _timers()
     names = list(inspect.signature(system_step.py_func).parameters)
     out: dict = {}

@@ -270,10 +270,10 @@ def _step_group(systems, dt: float, kern) -> bool:
             free[k, :s.nv] = ~s.locked
         iterations = max(s.contact_iterations for s in systems)
         vel, push, lam, _ = kern.solve_rows(vel0, off, chol, free, np.concatenate(rows.sa), np.concatenate(rows.sb),
-                                         np.concatenate(rows.nax), _pad(rows.ja, nv_max), _pad(rows.jb, nv_max),
-                                         np.concatenate(rows.fixed), np.concatenate(rows.target),
-                                         np.concatenate(rows.push), np.concatenate(rows.friction), iterations,
-                                         _warm(rows), TOLERANCE)
+                                            np.concatenate(rows.nax), _pad(rows.ja, nv_max), _pad(rows.jb, nv_max),
+                                            np.concatenate(rows.fixed), np.concatenate(rows.target),
+                                            np.concatenate(rows.push), np.concatenate(rows.friction), iterations,
+                                            _warm(rows), TOLERANCE)
     else:
         vel, push, lam = vel0, np.zeros_like(vel0), np.zeros((0, 3))
     contacts = _contact_dicts(rows, lam)

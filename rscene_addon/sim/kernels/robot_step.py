@@ -113,8 +113,8 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
             ch[0, k, j] = chol[k, j]
     if R > 0:
         lam0 = warm_start(warm, nl, pl_link, pl_plane, sp_a, sp_b)
-        vel_new, pvel, lam, _ = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64), nax,
-                                        ja, ja, fixed, target, push, friction, iterations, lam0, tolerance)
+        vel_new, pvel, lam, _ = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64),
+                                           nax, ja, ja, fixed, target, push, friction, iterations, lam0, tolerance)
     else:
         vel_new, pvel, lam = uf.copy(), np.zeros(nv), np.zeros((0, 3))
     u_new = vel_new[:nv].copy()
