@@ -24,17 +24,10 @@ FACE_TIE = 1e-9  # as link_pairs.FACE_TIE
 SLACK = 1e-9  # m: the exact culls (shape boxes) widened by this, far above round-off, so they never drop a contact
 
 
-@njit(cache=True)
-def tangents(n):
-    """``base.spatial.tangent_basis`` of one unit normal: (3, 3) rows n, t1, t2."""
-    out = np.empty((3, 3))
-    _tangents_into(out, n)
-    return out
-
-
 @njit(cache=True, _nrt=False)
-def _tangents_into(out, n):
-    """out = ``tangents(n)`` (no allocation: once per contact)."""
+def tangents_into(out, n):
+    """out (3, 3) = ``base.spatial.tangent_basis`` of one unit normal: rows n, t1, t2 (no allocation: once
+    per contact)."""
     nx, ny, nz = n[0], n[1], n[2]
     sign = 1.0 if nz >= 0 else -1.0
     a = -1.0 / (sign + nz)
@@ -159,7 +152,7 @@ def plane_rows(frames, pts, p0, allowed, pn, pd, reach, vbody, pmat, erp, slop, 
     basis = np.empty((3, 3))
     for x in range(c):
         _point_jacobian_into(jp, link[x], point[x], parent, ds0, nd, S)
-        _tangents_into(basis, normal[x])
+        tangents_into(basis, normal[x])
         _rows_into(rows, x, basis, jp)
     return link[:c], plane[:c], point[:c], normal[:c], depth[:c], tgt[:c], push[:c], speed[:c], rows
 
@@ -635,7 +628,7 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             p[r], n[r] = rec[x, 2 + r], rec[x, 5 + r]
         _point_jacobian_into(ja, li[x], p, para, ds0a, nda, Sa)
         _point_jacobian_into(jb, lj[x], p, parb, ds0b, ndb, Sb)
-        _tangents_into(basis, n)
+        tangents_into(basis, n)
         if same:
             for r in range(3):
                 for col in range(nva):

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .articulated import bias_forces, integrate, kinematics, limit_rows, mass_matrix, position_error, predict
-from .robot_contacts import _tangents_into, pair_rows, plane_rows
+from .robot_contacts import pair_rows, plane_rows, tangents_into
 from .robot_solve import solve_rows
 
 
@@ -95,7 +95,7 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
         r = nl + c
         _copy_rows(ja, r, pl_rows, c)
         g = pl_plane[c]
-        _tangents_into(basis, pl_normal[c])
+        tangents_into(basis, pl_normal[c])
         for ax in range(3):
             fixed[r, ax] = basis[ax, 0] * vbody[g, 0] + basis[ax, 1] * vbody[g, 1] + basis[ax, 2] * vbody[g, 2]
         target[r], push[r], friction[r] = pl_tgt[c], pl_push[c], pmat[g, 0]
