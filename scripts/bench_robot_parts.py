@@ -98,7 +98,8 @@ def main() -> None:
     # a robot alone steps inside the compiled step_alone; its Python body calls _system_step by the module's
     # name, so running that body for the recording run sees every call
     rs.step_alone, rs._system_step = alone.py_func, recording
-    # the helpers that body calls have no Python entry (``no_cpython_wrapper``): their Python bodies instead
+    # the helpers that body calls: their Python bodies (``_put`` has no Python entry, ``no_cpython_wrapper``; the
+    # inlined ones would compile a standalone copy)
     helpers = {name: getattr(rs, name) for name in ("_plane_columns", "_put", "_sort_range")}
     for name, f in helpers.items():
         setattr(rs, name, f.py_func)

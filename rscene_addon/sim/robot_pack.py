@@ -267,13 +267,11 @@ class Pack:
         failed = []
         # one list for the whole head and the touch codes: a numpy slice per item costs more
         head = meta.tolist()
-        t0, touch = 2 * K + 1, 4 * K + 3  # where the starts of the touch codes and the codes lie
-        # the next step's warm start: this step's contacts (system k's rows wrange[k])
+        t0, touch = 2 * K + 1, 6 * K + 3  # where the starts of the touch codes and the codes lie
+        # the next step's warm start: this step's contacts (system k's rows wrange[k], the kernel's table)
         self.last_out = out
         self.warm = out[n:n + head[2 * K] * self.rs.CONTACT]
-        w = self.wrange
-        w[:, 0] = meta[K:2 * K]
-        w[:, 1] = meta[K + 1:2 * K + 1]
+        self.wrange = meta[4 * K + 3:touch].reshape(K, 2)
         # every system's touch codes and touching pairs as this pack's last step left them: no system's
         # touching changes (robots standing still), so none is looked at (one system: its own check is as cheap)
         sig = (head[t0:t0 + K + 1], head[touch:]) if K > 1 else None
@@ -342,9 +340,9 @@ def _arrays(rs, s, a, t, sp):
         if name == "last_pd_torque" and pdt is not None:
             value = pdt
         cols[col] = np.zeros(size) if value is None else np.asarray(value, float).reshape(size)
-    table = np.concatenate((pn, pd[:, None], vbody, pmat, perp[:, None], pslop[:, None], rmin[:, None],
-                            rbase[:, None], vw[:, None]), axis=1) if G else np.zeros((0, 15))
-    cols[rs.P_F] = np.concatenate((table.ravel(), np.asarray(mat, float)))
+    # column by column (``robot_step._plane_columns`` views each as it lies)
+    table = [np.ravel(np.asarray(x, float)) for x in (pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw)]
+    cols[rs.P_F] = np.concatenate(table + [np.asarray(mat, float)])
     cols[rs.P_ALLOW] = pallow
     cols[rs.P_SELF] = allowed
     return sizes, cols

@@ -361,59 +361,63 @@ def _sphere_speeds(vel, centres, radii):
 
 
 @njit(cache=True, _nrt=False)
-def _link_geometry(i, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
-    """Link i's world sample points ``wp``, shape poses (centres ``sc``, rotations ``sR``), its shapes' world
-    AABB half extents and bounding radii ``se`` (NS, 4), and its boxes ``box[i]``: lo, hi of everything
-    (points with their radii, shapes), then lo, hi of the points alone; from its frame ``frames[i]``: once
-    a step for a link in a pair that passed the bounding-sphere test (most links of a standing robot are in
-    none). The shapes' boxes are exact (a box's |R| h, a cylinder's |a| h + r sqrt(1 - a^2)) and widened by
-    ``SLACK``, so they hold every point their signed distances can find whatever the round-off."""
-    f = frames[i]
-    lo0, lo1, lo2 = np.inf, np.inf, np.inf
-    hi0, hi1, hi2 = -np.inf, -np.inf, -np.inf
-    for k in range(p0[i], p0[i + 1]):
-        x, y, z, rad = pts[k, 0], pts[k, 1], pts[k, 2], pts[k, 3]
-        v0 = f[0, 0] * x + f[0, 1] * y + f[0, 2] * z + f[0, 3]
-        v1 = f[1, 0] * x + f[1, 1] * y + f[1, 2] * z + f[1, 3]
-        v2 = f[2, 0] * x + f[2, 1] * y + f[2, 2] * z + f[2, 3]
-        wp[k, 0], wp[k, 1], wp[k, 2] = v0, v1, v2
-        lo0, lo1, lo2 = min(lo0, v0 - rad), min(lo1, v1 - rad), min(lo2, v2 - rad)
-        hi0, hi1, hi2 = max(hi0, v0 + rad), max(hi1, v1 + rad), max(hi2, v2 + rad)
-    box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5] = lo0, lo1, lo2, hi0, hi1, hi2
-    box[i, 6], box[i, 7], box[i, 8], box[i, 9], box[i, 10], box[i, 11] = lo0, lo1, lo2, hi0, hi1, hi2
-    for sh in range(s0[i], s0[i + 1]):
-        # the shape's world pose f @ so[sh] (its rotation and origin), written in place
-        for r in range(3):
-            for col in range(4):
-                t = 0.0
-                for m in range(4):
-                    t += f[r, m] * so[sh, m, col]
-                if col < 3:
-                    sR[sh, r, col] = t
+def _links_geometry(need, frames, pts, p0, st, ss, so, s0, wp, sc, sR, se, box):
+    """Per link i with ``need[i]`` (in a pair that passed the bounding-sphere test: most links of a standing
+    robot are in none): its world sample points ``wp``, shape poses (centres ``sc``, rotations ``sR``), its
+    shapes' world AABB half extents and bounding radii ``se`` (NS, 4), and its boxes ``box[i]``: lo, hi of
+    everything (points with their radii, shapes), then lo, hi of the points alone; from its frame
+    ``frames[i]``. The shapes' boxes are exact (a box's |R| h, a cylinder's |a| h + r sqrt(1 - a^2)) and
+    widened by ``SLACK``, so they hold every point their signed distances can find whatever the round-off.
+    All links in one call: a call per link cost more than its body."""
+    for i in range(need.shape[0]):
+        if not need[i]:
+            continue
+        f = frames[i]
+        lo0, lo1, lo2 = np.inf, np.inf, np.inf
+        hi0, hi1, hi2 = -np.inf, -np.inf, -np.inf
+        for k in range(p0[i], p0[i + 1]):
+            x, y, z, rad = pts[k, 0], pts[k, 1], pts[k, 2], pts[k, 3]
+            v0 = f[0, 0] * x + f[0, 1] * y + f[0, 2] * z + f[0, 3]
+            v1 = f[1, 0] * x + f[1, 1] * y + f[1, 2] * z + f[1, 3]
+            v2 = f[2, 0] * x + f[2, 1] * y + f[2, 2] * z + f[2, 3]
+            wp[k, 0], wp[k, 1], wp[k, 2] = v0, v1, v2
+            lo0, lo1, lo2 = min(lo0, v0 - rad), min(lo1, v1 - rad), min(lo2, v2 - rad)
+            hi0, hi1, hi2 = max(hi0, v0 + rad), max(hi1, v1 + rad), max(hi2, v2 + rad)
+        box[i, 0], box[i, 1], box[i, 2], box[i, 3], box[i, 4], box[i, 5] = lo0, lo1, lo2, hi0, hi1, hi2
+        box[i, 6], box[i, 7], box[i, 8], box[i, 9], box[i, 10], box[i, 11] = lo0, lo1, lo2, hi0, hi1, hi2
+        for sh in range(s0[i], s0[i + 1]):
+            # the shape's world pose f @ so[sh] (its rotation and origin), written in place
+            for r in range(3):
+                for col in range(4):
+                    t = 0.0
+                    for m in range(4):
+                        t += f[r, m] * so[sh, m, col]
+                    if col < 3:
+                        sR[sh, r, col] = t
+                    else:
+                        sc[sh, r] = t
+            kind, z = st[sh], ss[sh]
+            for r in range(3):
+                a = sR[sh, r, 2]  # the shape's z axis (capsule and cylinder axes)
+                if kind == BOX:
+                    e = abs(sR[sh, r, 0]) * z[0] + abs(sR[sh, r, 1]) * z[1] + abs(a) * z[2]
+                elif kind == CAPSULE:
+                    e = abs(a) * z[1] + z[0]
+                elif kind == CYLINDER:
+                    e = abs(a) * z[1] + z[0] * np.sqrt(max(1.0 - a * a, 0.0))
                 else:
-                    sc[sh, r] = t
-        kind, z = st[sh], ss[sh]
-        for r in range(3):
-            a = sR[sh, r, 2]  # the shape's z axis (capsule and cylinder axes)
+                    e = z[0]
+                se[sh, r] = e + SLACK
+                box[i, r] = min(box[i, r], sc[sh, r] - se[sh, r])
+                box[i, 3 + r] = max(box[i, 3 + r], sc[sh, r] + se[sh, r])
             if kind == BOX:
-                e = abs(sR[sh, r, 0]) * z[0] + abs(sR[sh, r, 1]) * z[1] + abs(a) * z[2]
+                se[sh, 3] = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
             elif kind == CAPSULE:
-                e = abs(a) * z[1] + z[0]
+                se[sh, 3] = z[0] + z[1]
             elif kind == CYLINDER:
-                e = abs(a) * z[1] + z[0] * np.sqrt(max(1.0 - a * a, 0.0))
+                se[sh, 3] = np.hypot(z[0], z[1])
             else:
-                e = z[0]
-            se[sh, r] = e + SLACK
-            box[i, r] = min(box[i, r], sc[sh, r] - se[sh, r])
-            box[i, 3 + r] = max(box[i, 3 + r], sc[sh, r] + se[sh, r])
-        if kind == BOX:
-            se[sh, 3] = np.sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2])
-        elif kind == CAPSULE:
-            se[sh, 3] = z[0] + z[1]
-        elif kind == CYLINDER:
-            se[sh, 3] = np.hypot(z[0], z[1])
-        else:
-            se[sh, 3] = z[0]
+                se[sh, 3] = z[0]
 
 
 @njit(cache=True, _nrt=False)
@@ -487,20 +491,21 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
     vfa = body_velocities(ua, para, ds0a, nda, Sa)
     ca = _world_centres(fa_, bca)
     spa = _sphere_speeds(vfa, ca, bra)
-    # per-step geometry (``_link_geometry`` fills a link's part when a pair first needs it): world sample
-    # points, shape centres, rotations, boxes and radii, link boxes (column 12: filled)
+    # per-step geometry (``_links_geometry``, of the links in a pair that passed the bounding-sphere test):
+    # world sample points, shape centres, rotations, boxes and radii, link boxes
     wpa, sca, sRa = np.empty((pts_a.shape[0], 3)), np.empty((st_a.shape[0], 3)), np.empty((st_a.shape[0], 3, 3))
-    sea, boxa = np.empty((st_a.shape[0], 4)), np.zeros((La, 13))
+    sea, boxa = np.empty((st_a.shape[0], 4)), np.empty((La, 12))
+    need_a = np.zeros(La, np.bool_)
     v0a, v0b, have0 = vfa, vfa, False
     if same:
         cb, spb, vfb = ca, spa, vfa
-        wpb, scb, sRb, seb, boxb = wpa, sca, sRa, sea, boxa
+        wpb, scb, sRb, seb, boxb, need_b = wpa, sca, sRa, sea, boxa, need_a
     else:
         vfb = body_velocities(ub, parb, ds0b, ndb, Sb)
         cb = _world_centres(fb_, bcb)
         spb = _sphere_speeds(vfb, cb, brb)
         wpb, scb, sRb = np.empty((pts_b.shape[0], 3)), np.empty((st_b.shape[0], 3)), np.empty((st_b.shape[0], 3, 3))
-        seb, boxb = np.empty((st_b.shape[0], 4)), np.zeros((Lb, 13))
+        seb, boxb, need_b = np.empty((st_b.shape[0], 4)), np.empty((Lb, 12)), np.zeros(Lb, np.bool_)
     # the contacts kept, one row each: i, j, point, normal, depth, target, push, speed (a few a step, grown
     # when more; their Jacobian rows after the search, once their number is known)
     rec = np.empty((8, 12))
@@ -529,6 +534,9 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             if brb[j] >= 0:
                 live_b[nb] = j
                 nb += 1
+    # the pairs whose bounding spheres, padded by the pair's reach, meet (i, j, reach), in the search's order
+    pairs = np.empty((na * nb, 3))
+    npairs = 0
     for x in range(na):
         i = live_a[x]
         for y in range(x if same else 0, nb):
@@ -539,80 +547,82 @@ def pair_rows(same, allowed, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, bca, bra, u
             d0, d1, d2 = ca[i, 0] - cb[j, 0], ca[i, 1] - cb[j, 1], ca[i, 2] - cb[j, 2]
             if not np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < bra[i] + brb[j] + reach:
                 continue
-            if boxa[i, 12] == 0.0:
-                _link_geometry(i, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, sea, boxa)
-                boxa[i, 12] = 1.0
-            if boxb[j, 12] == 0.0:
-                _link_geometry(j, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, seb, boxb)
-                boxb[j, 12] = 1.0
-            # the link boxes, padded by the reach, must overlap too (exact shape boxes: a superset of every
-            # contact the narrow phase below can find)
-            apart = False
-            for r in range(3):
-                if boxa[i, r] - reach > boxb[j, 3 + r] or boxb[j, r] - reach > boxa[i, 3 + r]:
-                    apart = True
-            if apart:
+            pairs[npairs, 0], pairs[npairs, 1], pairs[npairs, 2] = i, j, reach
+            npairs += 1
+            need_a[i] = need_b[j] = True
+    _links_geometry(need_a, fa_, pts_a, p0a, st_a, ss_a, so_a, s0a, wpa, sca, sRa, sea, boxa)
+    if not same:
+        _links_geometry(need_b, fb_, pts_b, p0b, st_b, ss_b, so_b, s0b, wpb, scb, sRb, seb, boxb)
+    for pr in range(npairs):
+        i, j, reach = np.int64(pairs[pr, 0]), np.int64(pairs[pr, 1]), pairs[pr, 2]
+        # the link boxes, padded by the reach, must overlap too (exact shape boxes: a superset of every
+        # contact the narrow phase below can find)
+        apart = False
+        for r in range(3):
+            if boxa[i, r] - reach > boxb[j, 3 + r] or boxb[j, r] - reach > boxa[i, 3 + r]:
+                apart = True
+        if apart:
+            continue
+        n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], boxa, i, st_b, ss_b, scb, sRb, seb,
+                                    s0b[j], s0b[j + 1], ca, i, reach, flips[0], found, none)
+        n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], boxb, j, st_a, ss_a, sca, sRa, sea,
+                                    s0a[i], s0a[i + 1], cb, j, reach, flips[1], found, n_found)
+        for sa in range(s0a[i], s0a[i + 1]):
+            if st_a[sa] != CAPSULE:
                 continue
-            n_found = _points_vs_shapes(wpa, pts_a, p0a[i], p0a[i + 1], boxa, i, st_b, ss_b, scb, sRb, seb,
-                                        s0b[j], s0b[j + 1], ca, i, reach, flips[0], found, none)
-            n_found = _points_vs_shapes(wpb, pts_b, p0b[j], p0b[j + 1], boxb, j, st_a, ss_a, sca, sRa, sea,
-                                        s0a[i], s0a[i + 1], cb, j, reach, flips[1], found, n_found)
-            for sa in range(s0a[i], s0a[i + 1]):
-                if st_a[sa] != CAPSULE:
+            for sb in range(s0b[j], s0b[j + 1]):
+                if st_b[sb] != CAPSULE or n_found >= found.shape[0]:
                     continue
-                for sb in range(s0b[j], s0b[j + 1]):
-                    if st_b[sb] != CAPSULE or n_found >= found.shape[0]:
-                        continue
-                    ra, rb = ss_a[sa, 0], ss_b[sb, 0]
-                    _segment_closest(fa_[i], so_a[sa], ss_a[sa, 1], fb_[j], so_b[sb], ss_b[sb, 1], seg)
-                    d0, d1, d2 = seg[3, 0] - seg[4, 0], seg[3, 1] - seg[4, 1], seg[3, 2] - seg[4, 2]
-                    length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
-                    if length < 1e-12 or length - ra - rb >= reach:
-                        continue
-                    for r in range(3):
-                        nr = (seg[3, r] - seg[4, r]) / length
-                        found[n_found, r] = seg[3, r] - ra * nr
-                        found[n_found, 3 + r] = seg[4, r] + rb * nr
-                        found[n_found, 6 + r] = nr
-                    found[n_found, 9] = length - ra - rb
-                    n_found += 1
-            for f in range(n_found):
-                dup = False
-                for g in range(f):
-                    if not keep[g]:
-                        continue
-                    d0, d1, d2 = found[f, 0] - found[g, 0], found[f, 1] - found[g, 1], found[f, 2] - found[g, 2]
-                    cos = 0.0 + found[f, 6] * found[g, 6] + found[f, 7] * found[g, 7] + found[f, 8] * found[g, 8]
-                    if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and cos > 0.9:
-                        dup = True
-                        break
-                keep[f] = not dup
-            for f in range(n_found):
-                if not keep[f]:
+                ra, rb = ss_a[sa, 0], ss_b[sb, 0]
+                _segment_closest(fa_[i], so_a[sa], ss_a[sa, 1], fb_[j], so_b[sb], ss_b[sb, 1], seg)
+                d0, d1, d2 = seg[3, 0] - seg[4, 0], seg[3, 1] - seg[4, 1], seg[3, 2] - seg[4, 2]
+                length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+                if length < 1e-12 or length - ra - rb >= reach:
                     continue
                 for r in range(3):
-                    p[r] = 0.5 * (found[f, r] + found[f, 3 + r])
-                    n[r] = found[f, 6 + r]
-                if not have0:
-                    v0a = body_velocities(u0a, para, ds0a, nda, Sa)
-                    v0b = v0a if same else body_velocities(u0b, parb, ds0b, ndb, Sb)
-                    have0 = True
-                vn = _normal_speed(vfa, i, p, n) - _normal_speed(vfb, j, p, n)
-                vn0 = _normal_speed(v0a, i, p, n) - _normal_speed(v0b, j, p, n)
-                ok, t0, t1 = targets(found[f, 9], vn, vn0, restitution, threshold, dt, erp, slop)
-                if not ok:
+                    nr = (seg[3, r] - seg[4, r]) / length
+                    found[n_found, r] = seg[3, r] - ra * nr
+                    found[n_found, 3 + r] = seg[4, r] + rb * nr
+                    found[n_found, 6 + r] = nr
+                found[n_found, 9] = length - ra - rb
+                n_found += 1
+        for f in range(n_found):
+            dup = False
+            for g in range(f):
+                if not keep[g]:
                     continue
-                if C >= rec.shape[0]:
-                    grown = np.empty((2 * rec.shape[0], 12))
-                    for x in range(C):
-                        for col in range(12):
-                            grown[x, col] = rec[x, col]
-                    rec = grown
-                rec[C, 0], rec[C, 1] = i, j
-                for r in range(3):
-                    rec[C, 2 + r], rec[C, 5 + r] = p[r], n[r]
-                rec[C, 8], rec[C, 9], rec[C, 10], rec[C, 11] = -found[f, 9], t0, t1, max(0.0, -vn0)
-                C += 1
+                d0, d1, d2 = found[f, 0] - found[g, 0], found[f, 1] - found[g, 1], found[f, 2] - found[g, 2]
+                cos = 0.0 + found[f, 6] * found[g, 6] + found[f, 7] * found[g, 7] + found[f, 8] * found[g, 8]
+                if np.sqrt(d0 * d0 + d1 * d1 + d2 * d2) < DUPLICATE and cos > 0.9:
+                    dup = True
+                    break
+            keep[f] = not dup
+        for f in range(n_found):
+            if not keep[f]:
+                continue
+            for r in range(3):
+                p[r] = 0.5 * (found[f, r] + found[f, 3 + r])
+                n[r] = found[f, 6 + r]
+            if not have0:
+                v0a = body_velocities(u0a, para, ds0a, nda, Sa)
+                v0b = v0a if same else body_velocities(u0b, parb, ds0b, ndb, Sb)
+                have0 = True
+            vn = _normal_speed(vfa, i, p, n) - _normal_speed(vfb, j, p, n)
+            vn0 = _normal_speed(v0a, i, p, n) - _normal_speed(v0b, j, p, n)
+            ok, t0, t1 = targets(found[f, 9], vn, vn0, restitution, threshold, dt, erp, slop)
+            if not ok:
+                continue
+            if C >= rec.shape[0]:
+                grown = np.empty((2 * rec.shape[0], 12))
+                for x in range(C):
+                    for col in range(12):
+                        grown[x, col] = rec[x, col]
+                rec = grown
+            rec[C, 0], rec[C, 1] = i, j
+            for r in range(3):
+                rec[C, 2 + r], rec[C, 5 + r] = p[r], n[r]
+            rec[C, 8], rec[C, 9], rec[C, 10], rec[C, 11] = -found[f, 9], t0, t1, max(0.0, -vn0)
+            C += 1
     # the rows of the contacts kept: n, t1, t2 times the point's Jacobian (same: the difference of the two
     # links' Jacobians at the point)
     li = np.empty(C, np.int64)

@@ -106,11 +106,9 @@ def _system_step(q, u, controls, model, state, shapes, planes, erp, slop, margin
     off = np.zeros(2, np.int64)
     off[1] = nv
     free = np.zeros((1, nv1), np.bool_)
-    ch = np.zeros((1, nv1, nv1))
     for k in range(nv):
         free[0, k] = not locked[k]
-        for j in range(nv):
-            ch[0, k, j] = chol[k, j]
+    ch = chol.reshape((1, nv, nv)) if nv else np.zeros((1, 1, 1))  # the factor itself (not read again here)
     if R > 0:
         lam0 = warm_start(warm, nl, pl_link, pl_plane, sp_a, sp_b)
         vel_new, pvel, lam, _ = solve_rows(uf, off, ch, free, np.zeros(R, np.int64), np.full(R, -1, np.int64),
@@ -199,8 +197,8 @@ I_PARENT, I_KIND, I_GS0, I_DS0, I_ND, I_P0, I_ST, I_S0, I_LG, I_LD = range(22, 3
 C_QT, C_UT, C_KP, C_KD, C_DAMP, C_TAU, C_EFFORT, C_ARM, C_GRAV, C_LO, C_HI, C_SCAL, C_LOCKED = range(32, 45)
 # state (``sin`` read, ``out`` written, the same layout)
 S_Q, S_U, S_PD, S_FRAMES, S_S, S_VEL, S_COM, S_INERTIA = range(45, 53)
-# planes ``pf`` (G x 15: normal, offset, body velocity, material, erp, slop, rmin, rbase, vw; then the self
-# material, 3) and ``pb`` (pallow L x G, then the self pairs L x L)
+# planes ``pf`` (15 G, column by column: normal (G, 3), offset, body velocity (G, 3), material (G, 3), erp, slop,
+# rmin, rbase, vw; then the self material, 3) and ``pb`` (pallow L x G, then the self pairs L x L)
 P_F, P_ALLOW, P_SELF = 53, 54, 55
 COLUMNS = 56
 CONTACT = 17  # a contact row of ``step_alone``: kind, a, b, point, normal, depth, target, push, speed, friction, lam
@@ -218,8 +216,9 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
 
     out: float, the new state (the layout of ``sin``), then the contacts (C, CONTACT), then the rows (flat:
     C_k x 3 x nv_k per system). meta: int, ok (K: 0 or 1), then starts (3, K + 1): per system its first
-    contact, first touch code and first row value, then the touch codes (sorted per system: kind << 42 |
-    other << 21 | link of the contacts whose normal impulse exceeds the touch impulse).
+    contact, first touch code and first row value, then (K, 2) per system its first contact and the end (the
+    next step's ``wrange``), then the touch codes (sorted per system: kind << 42 | other << 21 | link of the
+    contacts whose normal impulse exceeds the touch impulse).
     ok 0: that system's mass matrix was not positive definite; its state in ``out`` is a copy of ``sin``
     and it has no contacts (the caller takes another route for it)."""
     K = lay.shape[0]
@@ -262,7 +261,7 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
              mf[r[M_SO]:r[M_SO] + 16 * NSH].reshape((NSH, 4, 4)), mi[r[I_S0]:r[I_S0] + L + 1],
              mf[r[M_BC]:r[M_BC] + 3 * L].reshape((L, 3)), mf[r[M_BR]:r[M_BR] + L],
              pb[r[P_SELF]:r[P_SELF] + L * L].reshape((L, L)), pf[r[P_F] + 15 * G:r[P_F] + 15 * G + 3]),
-            (pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)),) + _plane_columns(pf[r[P_F]:r[P_F] + 15 * G], G),
+            (pb[r[P_ALLOW]:r[P_ALLOW] + L * G].reshape((L, G)),) + _plane_columns(pf, r[P_F], G),
             sc[0], sc[1], margin, dt, r[ITER], warm2[wrange[k, 0]:wrange[k, 1]], tolerance)
         ok[k] = res[0]
         if res[0]:
@@ -292,13 +291,16 @@ def step_alone(lay, mf, mi, cf, cb, sin, pf, pb, scal, warm, wrange):
     out = np.empty(n + starts[0, K] * CONTACT + starts[2, K])
     _put(out, 0, st)
     rows0 = n + starts[0, K] * CONTACT
-    meta = np.empty(K + 3 * (K + 1) + starts[1, K], np.int64)
+    meta = np.empty(K + 3 * (K + 1) + 2 * K + starts[1, K], np.int64)
     for k in range(K):
         meta[k] = 1 if ok[k] else 0
     for i in range(3):
         for k in range(K + 1):
             meta[K + i * (K + 1) + k] = starts[i, k]
     t = K + 3 * (K + 1)
+    for k in range(K):  # the next step's ``wrange``: each system's contacts
+        meta[t + 2 * k], meta[t + 2 * k + 1] = starts[0, k], starts[0, k + 1]
+    t += 2 * K
     for k in range(K):
         blob = blobs[k]
         C = starts[0, k + 1] - starts[0, k]
@@ -330,20 +332,15 @@ def _sort_range(a, lo, hi):
         a[j + 1] = x
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def _plane_columns(flat, G):
-    """The G x 15 plane table ``flat`` as its columns, contiguous copies: normal (G, 3), offset, body velocity
-    (G, 3), material (G, 3), erp, slop, rmin, rbase, vw (G,) (``np.ascontiguousarray`` of each column
-    compiled numba's copy twice more)."""
-    pn, pd, vbody, pmat = np.empty((G, 3)), np.empty(G), np.empty((G, 3)), np.empty((G, 3))
-    perp, pslop, rmin, rbase, vw = np.empty(G), np.empty(G), np.empty(G), np.empty(G), np.empty(G)
-    for g in range(G):
-        row = 15 * g
-        for i in range(3):
-            pn[g, i], vbody[g, i], pmat[g, i] = flat[row + i], flat[row + 4 + i], flat[row + 7 + i]
-        pd[g], perp[g], pslop[g] = flat[row + 3], flat[row + 10], flat[row + 11]
-        rmin[g], rbase[g], vw[g] = flat[row + 12], flat[row + 13], flat[row + 14]
-    return pn, pd, vbody, pmat, perp, pslop, rmin, rbase, vw
+@njit(cache=True, inline="always")
+def _plane_columns(pf, at, G):
+    """The plane table of G planes at ``pf[at:]`` (column by column, ``pack``) as views: normal (G, 3), offset,
+    body velocity (G, 3), material (G, 3), erp, slop, rmin, rbase, vw (G,) (copies of each column of a
+    G x 15 table were nine arrays allocated a step)."""
+    pn, pd = pf[at:at + 3 * G].reshape((G, 3)), pf[at + 3 * G:at + 4 * G]
+    vbody, pmat = pf[at + 4 * G:at + 7 * G].reshape((G, 3)), pf[at + 7 * G:at + 10 * G].reshape((G, 3))
+    perp, pslop, rmin = pf[at + 10 * G:at + 11 * G], pf[at + 11 * G:at + 12 * G], pf[at + 12 * G:at + 13 * G]
+    return pn, pd, vbody, pmat, perp, pslop, rmin, pf[at + 13 * G:at + 14 * G], pf[at + 14 * G:at + 15 * G]
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -372,7 +369,7 @@ def pack(rows):
     """The layout table and buffers of ``step_alone`` (plain Python, run when the systems change).
 
     ``rows``: per system (sizes: the first EFFORT + 1 columns; {column: array}) with an array for every
-    offset column (planes ``P_F``: the G x 15 table then the self material). Returns (lay (K, COLUMNS),
+    offset column (planes ``P_F``: the plane table column by column, then the self material). Returns (lay (K, COLUMNS),
     {buffer name: flat array}); a column's arrays lie in system order, one after another (the state's
     ``S_FRAMES`` of all systems is one (sum L, 4, 4) block, ``S_VEL`` one (sum L, 6) block)."""
     lay = np.zeros((len(rows), COLUMNS), np.int64)

@@ -78,6 +78,28 @@ def test_laikago_falls_the_same_on_both_backends(count, spacing):
         assert any("laikago1/" in b for c in c0 for _, b in c)
 
 
+
+@needs_numba
+def test_laikago_on_three_planes_falls_the_same_on_both_backends():
+    """A robot alone on three planes at once (its own flat ground, then two world planes, all at z = 0):
+    the packed step reads every plane's normal, offset, velocity and material from its table (laid column
+    by column), so its contacts with each plane are the numpy route's, and so are positions and velocities."""
+    require_corpus(LAIKAGO)
+    out = {}
+    for backend in ("numpy", "numba"):
+        world = World.from_scene(scene_from(header(dt=DT, sleeping=False)
+                                            + [ground(), ground(path="/World/Floor")]), backend=backend)
+        robot = urdf.read_robot(LAIKAGO)
+        s = ArticulatedSystem(robot, dt=DT, name="laikago0", environment=WorldContacts(world),
+                              erp=world_erp(world), backend=backend, ground_height=0.0)
+        _, [ref] = _laikagos(backend)
+        s.set_generalized_coordinate(ref.q)
+        _run(world, [s], 60)
+        out[backend] = (s.q.copy(), s.u.copy(), sorted((c["link"], c["body"]) for c in s.last_contacts))
+    (q0, u0, c0), (q1, u1, c1) = out["numpy"], out["numba"]
+    assert np.abs(q1 - q0).max() < 1e-4 and np.abs(u1 - u0).max() < 1e-2
+    assert c1 == c0 and len({body for _, body in c0}) == 3  # touching every plane
+
 def _drive(world, s):
     """A robot driven between steps through every way the API changes it: setters (new arrays), writes into
     the arrays it holds, a new configuration; returns the q after each phase and a q kept from step 10."""
