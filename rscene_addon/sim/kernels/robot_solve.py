@@ -73,7 +73,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
     # outside its chain: a foot's touch the base and its leg) and their values, M^-1 J^T per side, and
     # the 3 x 3 block D of J M^-1 J^T on its own axes
     cnt = np.zeros(R, np.int64)
-    idx = np.zeros((R, 2 * NV), np.int64)  # zeros: the allocation form robot_step compiles already
+    idx = np.empty((R, 2 * NV), np.int64)
     jv = np.empty((R, 3, 2 * NV))
     wa = np.zeros((R, 3, NV))
     two_sided = 0
