@@ -104,19 +104,14 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     continue
                 idx[r, count] = k0 + x
                 count += 1
-                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows over j's nonzeros), all axes in one pass over
-                # the row (a zero jx adds nothing: the same sums as skipping it)
-                if m == 1:
-                    j0 = j[r, 0, x]
-                    for c in range(n):
-                        w[r, 0, c] += j0 * minv[k, x, c]
-                else:
-                    j0, j1, j2 = j[r, 0, x], j[r, 1, x], j[r, 2, x]
-                    for c in range(n):
-                        mx = minv[k, x, c]
-                        w[r, 0, c] += j0 * mx
-                        w[r, 1, c] += j1 * mx
-                        w[r, 2, c] += j2 * mx
+                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows over j's nonzeros), the three axes in one pass
+                # over the row (a zero jx adds nothing; a joint limit's unused axes are never read)
+                j0, j1, j2 = j[r, 0, x], j[r, 1, x], j[r, 2, x]
+                for c in range(n):
+                    mx = minv[k, x, c]
+                    w[r, 0, c] += j0 * mx
+                    w[r, 1, c] += j1 * mx
+                    w[r, 2, c] += j2 * mx
             # D over this side's nonzero columns only (the zero ones add nothing)
             for ax in range(m):
                 for bx in range(ax + 1):
