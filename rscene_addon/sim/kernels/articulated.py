@@ -20,28 +20,6 @@ FIXED, REVOLUTE, PRISMATIC, SPHERICAL, FLOATING, PLANAR = 0, 1, 2, 3, 4, 5
 # each array expression as a function of its own, which tripled the first compile.
 
 
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def mm(a, b):
-    """a @ b of two matrices."""
-    out = np.zeros((a.shape[0], b.shape[1]))
-    n, k, m = a.shape[0], a.shape[1], b.shape[1]
-    for i in range(n):
-        for j in range(m):
-            t = 0.0
-            for r in range(k):
-                t += a[i, r] * b[r, j]
-            out[i, j] = t
-    return out
-
-
-@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy")
-def dot(a, b):
-    t = 0.0
-    for r in range(a.shape[0]):
-        t += a[r] * b[r]
-    return t
-
-
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
 def _unit4(w, x, y, z):
     """A quaternion normalised (zero: the identity), as four scalars."""
@@ -69,8 +47,8 @@ def _quat_rotation(w, x, y, z, out):
 def kinematics(q, u, parent, kind, gs0, ds0, nd, origin, axis, offset, pu, pv, mass, com_local, inertia_local):
     """Frames (n, 4, 4), motion subspaces S (n, 6, 6), spatial velocities (n, 6), COMs (n, 3) and spatial
     inertias about the world origin (n, 6, 6): ``ArticulatedSystem._update_kinematics``. Every product is
-    written out by index over whole arrays (no per-body views, no allocation per body), summed in the
-    order ``mm``/``mv`` sum."""
+    written out by index over whole arrays (no per-body views, no allocation per body), each sum in index
+    order (a matrix product's terms left to right)."""
     n = parent.shape[0]
     frames = np.zeros((n, 4, 4))
     S = np.zeros((n, 6, 6))

@@ -34,8 +34,8 @@ def near_systems(frames, vel, bc, br, starts, margin, horizon):
                 c[k, i] /= count
         for n in range(starts[k], starts[k + 1]):
             if br[n] >= 0:
-                d = np.sqrt((centres[n, 0] - c[k, 0]) ** 2 + (centres[n, 1] - c[k, 1]) ** 2
-                            + (centres[n, 2] - c[k, 2]) ** 2)
+                e0, e1, e2 = centres[n, 0] - c[k, 0], centres[n, 1] - c[k, 1], centres[n, 2] - c[k, 2]
+                d = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
                 r[k] = max(r[k], d + br[n])
             wx, wy, wz = vel[n, 0], vel[n, 1], vel[n, 2]
             px, py, pz = centres[n, 0], centres[n, 1], centres[n, 2]
@@ -47,7 +47,8 @@ def near_systems(frames, vel, bc, br, starts, margin, horizon):
     near = np.zeros(K, np.bool_)
     for x in range(K):
         for y in range(x + 1, K):
-            d = np.sqrt((c[x, 0] - c[y, 0]) ** 2 + (c[x, 1] - c[y, 1]) ** 2 + (c[x, 2] - c[y, 2]) ** 2)
+            e0, e1, e2 = c[x, 0] - c[y, 0], c[x, 1] - c[y, 1], c[x, 2] - c[y, 2]
+            d = np.sqrt(e0 * e0 + e1 * e1 + e2 * e2)  # products, not ** 2 (numba's integer power: one compile more)
             if d < r[x] + r[y] + margin + horizon * (v[x] + v[y]):
                 near[x] = True
                 near[y] = True

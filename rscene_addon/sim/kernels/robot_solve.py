@@ -76,7 +76,11 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
     idx = np.empty((R, 2 * NV), np.int64)
     jv = np.empty((R, 3, 2 * NV))
     wa = np.zeros((R, 3, NV))
-    wb = np.zeros((R, 3, NV))
+    two_sided = 0
+    for r in range(R):
+        if sb[r] >= 0:
+            two_sided = R
+    wb = np.zeros((two_sided, 3, NV))  # none to fill when every row acts on one system (a robot alone)
     D = np.zeros((R, 3, 3))
     eff = np.zeros((R, 3))
     for r in range(R):
@@ -89,6 +93,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             j = ja if side == 0 else jb
             w = wa if side == 0 else wb
             k0, n = off[k], off[k + 1] - off[k]
+            first = count
             for x in range(n):
                 nz = False
                 for ax in range(m):
@@ -99,17 +104,20 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     continue
                 idx[r, count] = k0 + x
                 count += 1
-                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows over j's nonzeros)
-                for ax in range(m):
-                    jx = j[r, ax, x]
-                    if jx != 0.0:
-                        for c in range(n):
-                            w[r, ax, c] += jx * minv[k, x, c]
+                # w = M_k^-1 j (M^-1 symmetric: a sum of its rows over j's nonzeros), the three axes in one pass
+                # over the row (a zero jx adds nothing; a joint limit's unused axes are never read)
+                j0, j1, j2 = j[r, 0, x], j[r, 1, x], j[r, 2, x]
+                for c in range(n):
+                    mx = minv[k, x, c]
+                    w[r, 0, c] += j0 * mx
+                    w[r, 1, c] += j1 * mx
+                    w[r, 2, c] += j2 * mx
+            # D over this side's nonzero columns only (the zero ones add nothing)
             for ax in range(m):
                 for bx in range(ax + 1):
                     t = 0.0
-                    for x in range(n):
-                        t += j[r, ax, x] * w[r, bx, x]
+                    for z in range(first, count):
+                        t += jv[r, ax, z] * w[r, bx, idx[r, z] - k0]
                     D[r, ax, bx] += t
         cnt[r] = count
         for ax in range(m):
@@ -142,9 +150,9 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                     d0 = new - old
                     change = max(change, abs(d0))
                     lam[r, 0] = new
-                    _add(vel, off, sa[r], wa, r, d0, 0.0, 0.0, 1)
+                    _add(vel, off, sa[r], wa, r, d0, 0.0, 0.0, nax[r])
                     if sb[r] >= 0:
-                        _add(vel, off, sb[r], wb, r, d0, 0.0, 0.0, 1)
+                        _add(vel, off, sb[r], wb, r, d0, 0.0, 0.0, nax[r])
                 continue
             rel0, rel1, rel2 = -fixed[r, 0], -fixed[r, 1], -fixed[r, 2]
             for t in range(cnt[r]):
@@ -165,12 +173,12 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
             old = lam[r, 2]
             n2 = min(max(old - eff[r, 2] * rel2, -bound), bound)
             d2 = n2 - old
-            change = max(change, abs(d0), abs(d1), abs(d2))
+            change = max(max(change, abs(d0)), max(abs(d1), abs(d2)))
             if d0 != 0.0 or d1 != 0.0 or d2 != 0.0:
                 lam[r, 0], lam[r, 1], lam[r, 2] = n0, n1, n2
-                _add(vel, off, sa[r], wa, r, d0, d1, d2, 3)
+                _add(vel, off, sa[r], wa, r, d0, d1, d2, nax[r])
                 if sb[r] >= 0:
-                    _add(vel, off, sb[r], wb, r, d0, d1, d2, 3)
+                    _add(vel, off, sb[r], wb, r, d0, d1, d2, nax[r])
         if change == 0.0:
             break
         moved = 0.0
@@ -186,6 +194,7 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
     if not any_push:
         return vel, push, lam, sweeps
     plam = np.zeros(R)
+    one = np.int64(1)  # the normal axis only; a literal 1 would compile _add once more
     for _ in range(iterations):
         change = 0.0
         for r in range(R):
@@ -199,9 +208,9 @@ def solve_rows(vel0, off, chol, free, sa, sb, nax, ja, jb, fixed, target, push_t
                 continue
             d0 = new - plam[r]
             change = max(change, abs(d0))
-            _add(push, off, sa[r], wa, r, d0, 0.0, 0.0, 1)
+            _add(push, off, sa[r], wa, r, d0, 0.0, 0.0, one)
             if sb[r] >= 0:
-                _add(push, off, sb[r], wb, r, d0, 0.0, 0.0, 1)
+                _add(push, off, sb[r], wb, r, d0, 0.0, 0.0, one)
             plam[r] = new
         if change == 0.0:
             break
