@@ -171,7 +171,7 @@ def _few_collections():
 def prepare(backend: str | None = None, report=print) -> str:
     """Resolve ``backend`` (see :func:`resolve`) and, for numba, load the kernels now rather than in the
     first step, telling ``report`` first when the cache is cold (a compile of ~50 s CPU on a 2-core box, the
-    robots' ~70 s more on their first step; a warm load takes about half a second). Returns ``numba`` or
+    robots' ~50-60 s more on their first step; a warm load takes about half a second). Returns ``numba`` or
     ``numpy``; ValueError as :func:`resolve`."""
     global _report
     name = resolve(backend)
