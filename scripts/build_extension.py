@@ -19,20 +19,25 @@ Steps:
      Python and ``blender_version_min/max`` set to the Blender releases that bundle it (cp311: 4.5 up
      to 5.1, cp313: 5.1 on); ``--platform any`` adds ``<id>-<version>.zip`` without platforms and
      platform wheels, for every other platform and Blender;
-  5. print the path of each zip (one per line, the last lines of stdout) and exit 0; exit non-zero on
+  5. with ``--prebuilt DIR`` (folders made by ``scripts/build_kernels.py``), one build per platform, each zip
+     shipping the simulation kernels compiled ahead of time for its platform and Python (stale ones, made
+     from other kernel sources, are an error);
+  6. print the path of each zip (one per line, the last lines of stdout) and exit 0; exit non-zero on
      any failure.
 
 Usage:
   python scripts/build_extension.py [--output-dir dist] [--bpy-dir PATH] [--source-dir rscene_addon]
                                     [--manifest blender_manifest.toml] [--platform linux-x64|host|any ...]
-                                    [--python cp311|cp313|host ...] [--keep-stage]
+                                    [--python cp311|cp313|host ...] [--keep-stage] [--prebuilt DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import glob
+import hashlib
 import importlib.util
+import json
 import os
 import platform as _platform
 import re
@@ -110,12 +115,17 @@ def blender_ext_paths(bpy_dir: Path) -> tuple[Path, Path]:
     return vdir / BLENDER_EXT_REL, tags
 
 
-def host_platform() -> str:
-    """This machine's Blender platform name (``linux-x64``, ``windows-x64``, ``macos-arm64``, ...)."""
-    system = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
-    machine = _platform.machine().lower()
+def blender_platform(system: str, machine: str) -> str:
+    """Blender's platform name for Python's ``sys.platform`` and ``platform.machine()``."""
+    system = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(system, system)
+    machine = machine.lower()
     arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(machine, machine)
     return f"{system}-{arch}"
+
+
+def host_platform() -> str:
+    """This machine's Blender platform name (``linux-x64``, ``windows-x64``, ``macos-arm64``, ...)."""
+    return blender_platform(sys.platform, _platform.machine())
 
 
 def wheel_platform(name: str) -> str | None:
@@ -195,7 +205,7 @@ def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str
     shutil.copytree(
         source_dir,
         stage_dir,
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*", "prebuilt"),  # kernels: --prebuilt
     )
     text = manifest.read_text(encoding="utf-8")
     meta = tomllib.loads(text)
@@ -218,6 +228,31 @@ def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str
         raise BuildError(f"wheels missing from {wheels_dir}: {missing}; run scripts/fetch_wheels.py")
 
 
+KERNELS_REL = Path("sim", "kernels")
+
+
+def prebuilt_folders(prebuilt_dir: Path, source_dir: Path, platform: str, python: str) -> list[Path]:
+    """The folders of kernels compiled ahead of time (``scripts/build_kernels.py``) in ``prebuilt_dir`` made
+    for ``platform`` and ``python`` (``cp311``); one made from kernel sources other than ``source_dir``'s
+    is an error, so a zip never ships stale machine code."""
+    sources = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+               for p in sorted((source_dir / KERNELS_REL).glob("*.py"))}
+    found = []
+    for manifest_path in sorted(prebuilt_dir.glob("*/manifest.json")):
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            impl, version, system, machine = manifest["platform"].split("-", 3)
+        except (OSError, ValueError, KeyError) as ex:
+            raise BuildError(f"{manifest_path}: not a build_kernels.py manifest ({ex})") from None
+        if f"cp{version}" != python or blender_platform(system, machine) != platform:
+            continue
+        if manifest.get("sources") != sources:
+            raise BuildError(f"{manifest_path.parent} was compiled from other kernel sources than "
+                             f"{source_dir / KERNELS_REL}; run scripts/build_kernels.py again")
+        found.append(manifest_path.parent)
+    return found
+
+
 def _run(cmd: list[str]) -> None:
     _log("$ " + " ".join(cmd))
     # blender_ext.py prints its messages to stdout; send them to stderr so that our stdout is just the path.
@@ -238,8 +273,10 @@ def build(
     pythons: list[str] | None = None,
     keep_stage: bool = False,
     python: str = sys.executable,
+    prebuilt_dir: Path | None = None,
 ) -> list[Path]:
-    """Validate and build the extension; return the paths of the zips (one per platform and Python)."""
+    """Validate and build the extension; return the paths of the zips (one per platform and Python), each
+    with the kernels in ``prebuilt_dir`` compiled for its platform and Python."""
     bpy_path = find_bpy_dir(bpy_dir)
     blender_ext, tags = blender_ext_paths(bpy_path)
     _log(f"using {blender_ext}")
@@ -264,8 +301,10 @@ def build(
     builds = []
     if platforms:
         for py in pythons:
-            builds.append((platforms, py, {f"{stem}-{p.replace('-', '_')}.zip":
-                                           f"{stem}-{p.replace('-', '_')}-{py}.zip" for p in platforms}))
+            # shipped kernels are per platform: then one build per platform, not one split build
+            for group in ([[p] for p in platforms] if prebuilt_dir else [platforms]):
+                builds.append((group, py, {f"{stem}-{p.replace('-', '_')}.zip":
+                                           f"{stem}-{p.replace('-', '_')}-{py}.zip" for p in group}))
     if any_build or not builds:
         builds.append((["any"] if any_build else [], None, {f"{stem}.zip": f"{stem}.zip"}))
 
@@ -285,6 +324,10 @@ def build(
         split = bool(selected) and selected != ["any"]
         try:
             stage(Path(source_dir), Path(manifest), stage_dir, selected or None, python=py)
+            if prebuilt_dir and py and split:
+                for folder in prebuilt_folders(Path(prebuilt_dir), Path(source_dir), selected[0], py):
+                    _log(f"shipping the kernels compiled in {folder.name}")
+                    shutil.copytree(folder, stage_dir / KERNELS_REL / "prebuilt" / folder.name)
             _run(base + ["validate", "--valid-tags", str(tags), str(stage_dir)])
             _run(base + ["build", "--valid-tags", str(tags), "--source-dir", str(stage_dir),
                          "--output-dir", str(built_dir)] + (["--split-platforms"] if split else []))
@@ -318,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="build only for this Python line (cp311: Blender 4.5..5.0, cp313: Blender 5.1+; "
                          "'host' = this interpreter's); repeatable; default: both")
     ap.add_argument("--keep-stage", action="store_true", help="keep the staging directory for inspection")
+    ap.add_argument("--prebuilt", default=None,
+                    help="folder of kernels compiled ahead of time by scripts/build_kernels.py: each zip "
+                         "ships those made for its platform and Python (first robot step without a compile)")
     args = ap.parse_args(argv)
     try:
         zip_paths = build(
@@ -328,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             platforms=args.platforms,
             pythons=args.pythons,
             keep_stage=args.keep_stage,
+            prebuilt_dir=Path(args.prebuilt) if args.prebuilt else None,
         )
     except (BuildError, OSError, tomllib.TOMLDecodeError) as ex:
         _log(f"error: {ex}")

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Where the robot kernels' first compile goes: CPU seconds per compiled function, inclusive of its callees.
 
-    .venv/pure/bin/python scripts/profile_compile.py [--top 60]
+    .venv/pure/bin/python scripts/profile_compile.py [--top 60] [--prebuilt DIR]
 
 Loads the rigid-world kernels (``kernels.load``), then times ``kernels.load_robots`` into an empty cache
 (a temporary NUMBA_CACHE_DIR unless one is set), listening to numba's ``numba:compile`` events: each
 function's seconds include the compiles of the callees it triggered, and the count says how many type
 signatures it compiled for (more than one: a second specialization, a whole extra compile).
+
+``--prebuilt DIR`` (folders made by ``scripts/build_kernels.py``) times what a user of a shipped extension
+waits instead: the first load of the rigid world's kernels and of the robots' into an empty cache, with
+the kernels compiled ahead of time in DIR (none of them should compile).
 """
 from __future__ import annotations
 
@@ -24,12 +28,17 @@ sys.path.insert(0, ROOT)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--top", type=int, default=60, help="functions listed, slowest first")
+    ap.add_argument("--prebuilt", default=None, help="time a first use with these shipped kernels instead")
     args = ap.parse_args()
     os.environ.setdefault("NUMBA_CACHE_DIR", tempfile.mkdtemp(prefix="rscene-compile-profile-"))
+    if args.prebuilt:
+        os.environ["RSCENE_PREBUILT_DIR"] = os.path.abspath(args.prebuilt)
     from numba.core import event
     from rscene_addon.sim import kernels
 
+    start = time.process_time()
     kernels.load()
+    rigid = time.process_time() - start
 
     class Listener(event.Listener):
         def __init__(self):
@@ -55,8 +64,15 @@ def main() -> None:
     start = time.process_time()
     kernels.load_robots()
     total = time.process_time() - start
-    print(f"robot kernels, first compile: {total:.1f} s CPU, {len(listener.seconds)} functions compiled "
-          f"(cache {os.environ['NUMBA_CACHE_DIR']})")
+    if args.prebuilt:
+        if not kernels.shipped():
+            sys.exit(f"no shipped kernels for these sources, this Python and platform in {args.prebuilt}")
+        print(f"with the shipped kernels ({kernels.shipped()['folder']}): rigid world's first load "
+              f"{rigid:.2f} s CPU, then the robots' {total:.2f} s CPU, {len(listener.seconds)} functions compiled "
+              f"(cache {os.environ['NUMBA_CACHE_DIR']})")
+    else:
+        print(f"robot kernels, first compile: {total:.1f} s CPU, {len(listener.seconds)} functions compiled "
+              f"(cache {os.environ['NUMBA_CACHE_DIR']})")
     print("inclusive s  signatures  function")
     for name, s in sorted(listener.seconds.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"{s:11.2f}  {listener.count[name]:10d}  {name}")

@@ -11,6 +11,7 @@ extension must be self-contained, its bundled wheels (embreex) included.
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import textwrap
@@ -71,20 +72,6 @@ INSTALL_CHILD = textwrap.dedent(
     wheel_dir = os.path.realpath(os.path.dirname(embreex.__file__))
     assert wheel_dir.startswith(user_res + os.sep), (wheel_dir, user_res)
     import importlib
-    # numba + llvmlite come from the bundled wheels too, and compile a kernel
-    import numba
-    numba_dir = os.path.realpath(os.path.dirname(numba.__file__))
-    assert numba_dir.startswith(user_res + os.sep), (numba_dir, user_res)
-
-    @numba.njit(cache=False)
-    def _tri(n):
-        total = 0
-        for i in range(n + 1):
-            total += i
-        return total
-
-    assert _tri(100) == 5050
-    print("NUMBA-OK", numba.__version__, numba_dir)
     caster = importlib.import_module(module + ".render.caster")
     assert caster.available_backends()[0] == "embree", caster.available_backends()
     import numpy as np
@@ -98,16 +85,45 @@ INSTALL_CHILD = textwrap.dedent(
     import collada
     assert "site-packages" in collada.__file__ and ".local" in collada.__file__, collada.__file__
     print("COLLADA-OK", collada.__file__)
-    # the physics kernels compile into the extension's user folder (set at register), not beside the code
+    # the physics kernels ship compiled (scripts/build_kernels.py): their first load, into the extension's
+    # user folder (set at register), compiles nothing; before anything else in the process uses numba
+    import numba
+    from numba.core import event
+    numba_dir = os.path.realpath(os.path.dirname(numba.__file__))
+    assert numba_dir.startswith(user_res + os.sep), (numba_dir, user_res)
+    compiles = []
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            compiles.append(ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Compiles())
     kernels = importlib.import_module(module + ".sim.kernels")
     cache = os.path.realpath(bpy.utils.extension_path_user(module, path="numba-cache"))
     assert os.path.realpath(kernels.cache_dir()) == cache, (kernels.cache_dir(), cache)
-    assert not kernels.cache_is_warm()
+    assert not os.path.exists(kernels.kernel_dir())
+    assert os.path.dirname(kernels.shipped()["folder"]) == os.path.join(ext_dir, "sim", "kernels", "prebuilt")
+    assert kernels.cache_is_warm()  # the bake will not say "compiling physics kernels"
     kernels.load()
-    assert kernels.cache_is_warm()
-    compiled = [n for _, _, files in os.walk(cache) for n in files if n.endswith(".nbi")]
-    assert compiled, os.listdir(cache)
-    print("KERNELS-OK", cache, len(compiled))
+    kernels.load_robots()
+    assert compiles == [], compiles
+    loaded = [n for _, _, files in os.walk(cache) for n in files if n.endswith(".nbi")]
+    assert loaded, os.listdir(cache)
+    print("KERNELS-OK", cache, len(loaded))
+
+    # numba + llvmlite come from the bundled wheels, and compile a new function (for the shipped target)
+    @numba.njit(cache=False)
+    def _tri(n):
+        total = 0
+        for i in range(n + 1):
+            total += i
+        return total
+
+    assert _tri(100) == 5050 and compiles == ["_tri"]
+    print("NUMBA-OK", numba.__version__, numba_dir)
 
     addon_utils.disable(module, default_set=True, handle_error=reraise)
     assert module not in prefs.addons, sorted(a.module for a in prefs.addons)
@@ -118,9 +134,16 @@ INSTALL_CHILD = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def extension_zip(tmp_path_factory) -> Path:
+    """This platform's zip for this Python, shipping the rigid world's and the robots' kernels compiled."""
     out = tmp_path_factory.mktemp("dist")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    kernels = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "build_kernels.py"), "--out", str(out / "prebuilt"),
+         "--parts", "robots"], cwd=REPO_ROOT, env=env, capture_output=True, check=False, text=True, timeout=1800)
+    assert kernels.returncode == 0, f"kernel build failed:\n{kernels.stdout}\n{kernels.stderr}"
     proc = subprocess.run(
-        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out), "--platform", "host", "--python", "host"],
+        [sys.executable, str(BUILD_SCRIPT), "--output-dir", str(out), "--platform", "host", "--python", "host",
+         "--prebuilt", str(out / "prebuilt")],
         cwd=REPO_ROOT,
         capture_output=True,
         check=False,
@@ -165,6 +188,10 @@ def test_zip_layout(extension_zip: Path) -> None:
     assert "__init__.py" in names, "the extension's __init__.py must be at the zip root"
     assert "demo.rscene" in names, "the demo command's scene ships with the extension"
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")], names
+    # the kernels compiled for this platform and Python, and no other
+    shipped = {n.split("/")[3] for n in names if n.startswith("sim/kernels/prebuilt/")}
+    assert len(shipped) == 1 and shipped.pop().endswith(
+        f"-cpython-{_host_python()[2:]}-{sys.platform}-{platform.machine().lower()}")
     # this platform's wheels only, each where the zip's manifest says
     assert manifest["platforms"] == [_host_platform()]
     wheels = sorted(n for n in names if n.endswith(".whl"))

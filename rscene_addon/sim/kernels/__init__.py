@@ -4,10 +4,10 @@ One switch chooses the backend: ``auto`` (numba where it imports), ``numba`` or 
 ``World.from_scene(..., backend=...)`` / ``simulate(..., backend=...)``, else read from the environment
 variable ``RSCENE_SIM_BACKEND`` (what tests use), else ``auto``.
 
-The kernels compile on first use into a cache (``@njit(cache=True)``) under a root folder:
-``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
+The kernels compile on first use (unless the extension ships them compiled: ``prebuilt``) into a cache
+(``@njit(cache=True)``) under a root folder: ``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
 user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
-equivalent). Inside the root each version of the kernels' sources has a folder of its own
+equivalent). Inside the root each version of the kernels' sources (and CPU target) has a folder of its own
 (``kernels-<hash>``; the other shapes' kernels, ``load_shapes``, compile there on the first world with a
 shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step (their
 group step's, ``load_robot_group``, on the first step of robots near each other or against world bodies), the
@@ -103,9 +103,27 @@ _KERNELS_PREFIX = "kernels-"
 _PRUNE_AFTER_S = 3600.0  # other versions' folders are removed once untouched this long
 
 
+_shipped: dict | None = None  # the manifest of the kernels shipped for this process ({}: none), once decided
+
+
+def shipped() -> dict:
+    """The manifest of the kernels compiled ahead of time that this process uses (``prebuilt``), numba
+    switched to their CPU target; empty when there are none for these sources, this Python and platform."""
+    global _shipped
+    if _shipped is None:
+        from . import prebuilt
+        _shipped = prebuilt.activate(source_token()) or {}
+    return _shipped
+
+
 def kernel_dir() -> str:
-    """The folder numba compiles these kernels into: one per version of their sources, under cache_dir()."""
-    return os.path.join(cache_dir(), _KERNELS_PREFIX + source_token())
+    """The folder numba compiles these kernels into: one per version of their sources and CPU target (the
+    host's, or the shipped kernels' portable one), under cache_dir()."""
+    token = source_token()
+    target = shipped().get("cpu_name")
+    if target:
+        token = hashlib.sha1(f"{token}-{target}".encode()).hexdigest()[:16]
+    return os.path.join(cache_dir(), _KERNELS_PREFIX + token)
 
 
 def _marker() -> str:
@@ -146,9 +164,9 @@ def _prune(root: str, keep: str, legacy: bool = True) -> None:
 
 
 def cache_is_warm() -> bool:
-    """The kernels were compiled into the cache before (loading them takes about a second, not a
-    compile): the bake says "compiling physics kernels, once" when this is False."""
-    return _compiled is not None or (numba_available() and os.path.exists(_marker()))
+    """The kernels were compiled into the cache before, or ship compiled (loading them takes about a
+    second, not a compile): the bake says "compiling physics kernels, once" when this is False."""
+    return _compiled is not None or (numba_available() and (bool(shipped()) or os.path.exists(_marker())))
 
 
 COMPILING_MESSAGE = "compiling physics kernels, once"
@@ -171,8 +189,8 @@ def _few_collections():
 def prepare(backend: str | None = None, report=print) -> str:
     """Resolve ``backend`` (see :func:`resolve`) and, for numba, load the kernels now rather than in the
     first step, telling ``report`` first when the cache is cold (a compile of ~50 s CPU on a 2-core box, the
-    robots' ~50-60 s more on their first step; a warm load takes about half a second). Returns ``numba`` or
-    ``numpy``; ValueError as :func:`resolve`."""
+    robots' ~50-60 s more on their first step; a warm load, or a first one of kernels shipped compiled,
+    takes about half a second). Returns ``numba`` or ``numpy``; ValueError as :func:`resolve`."""
     global _report
     name = resolve(backend)
     _report = report
@@ -197,7 +215,9 @@ def load():
         numba.config.CACHE_DIR = path  # read when the kernels are decorated (imported below)
     except OSError:
         pass  # an unwritable folder: numba falls back to its own cache locations
+    _install_shipped(path)
     from . import compiled
+    _alias_shipped()
     with _few_collections():
         compiled.warm_up()
     _compiled = compiled
@@ -208,6 +228,22 @@ def load():
     if cold:
         _prune(cache_dir(), path, legacy=not os.environ.get("NUMBA_CACHE_DIR"))
     return compiled
+
+
+def _install_shipped(path: str) -> None:
+    """The shipped kernels' cache files copied into ``path``; a folder that cannot take them compiles."""
+    if shipped():
+        from . import prebuilt
+        try:
+            prebuilt.install(shipped(), path, os.path.dirname(os.path.abspath(__file__)))
+        except OSError:
+            pass
+
+
+def _alias_shipped() -> None:
+    if shipped():
+        from . import prebuilt
+        prebuilt.alias_modules(shipped(), __name__)
 
 
 def _load_part(name: str):
@@ -221,6 +257,7 @@ def _load_part(name: str):
         _report(f"{COMPILING_MESSAGE} ({name}; cache {cache_dir()})")
     import importlib
     module = importlib.import_module(f"{__name__}.{name}")
+    _alias_shipped()
     with _few_collections():
         module.warm_up()
     _parts[name] = module
