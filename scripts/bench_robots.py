@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Our articulated robots (both backends) against MuJoCo on the corpus quadrupeds, stepping only.
 
-    .venv/pure/bin/python scripts/bench_robots.py [--seconds 2] [--many 16] [--backends numba,numpy] [--skip-many]
+    .venv/pure/bin/python scripts/bench_robots.py [--seconds 2] [--many 16] [--backends numba,numpy] [--skip-many] [--prebuilt DIR]
 
 Scene: the corpus URDF (collision shapes as shipped: Laikago and ANYmal C use boxes, cylinders and spheres)
 on a floating base, joints passive (no PD, no damping), standing with its legs bent and its lowest collision
@@ -14,7 +14,9 @@ apart in one world (one ``step_systems`` call for all), and in one MuJoCo model.
 Timed: the stepping loop only (models built before the clock starts), CPU time (process) beside wall;
 ``--repeats`` rounds, each running MuJoCo then ours, and the medians per step. The
 first step of ours runs before the clock (the numba kernels load or compile then; ``compile`` is timed in
-fresh processes: first-ever compile into an empty cache, then a warm load). Printed: steps/s, the ratio to
+fresh processes: first-ever compile into an empty cache, then a warm load; with ``--prebuilt DIR`` ours runs
+the kernels compiled ahead of time in DIR, as a shipped extension does, and the first line times their first
+load instead of a compile). Printed: steps/s, the ratio to
 MuJoCo per step, and the final trunk heights of both (the physics must agree, not just the speed; the numpy
 reference runs ``--numpy-seconds`` only, its height is then not comparable).
 """
@@ -189,9 +191,14 @@ def main() -> None:
     ap.add_argument("--numpy-seconds", type=float, default=0.25, help="simulated time of the numpy runs")
     ap.add_argument("--skip-many", action="store_true")
     ap.add_argument("--skip-compile", action="store_true")
+    ap.add_argument("--prebuilt", default=None,
+                    help="use the kernels compiled ahead of time in this folder (scripts/build_kernels.py), as "
+                         "a shipped extension does: the compile line then times their first load")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of each (numba, MuJoCo); medians printed")
     args = ap.parse_args()
     backends = [b for b in args.backends.split(",") if b]
+    if args.prebuilt:
+        os.environ["RSCENE_PREBUILT_DIR"] = os.path.abspath(args.prebuilt)  # this process and the compile's
     try:
         import mujoco
     except ImportError:
@@ -202,8 +209,17 @@ def main() -> None:
           f"{args.seconds} s simulated")
     if "numba" in backends and not args.skip_compile:
         (box0, rob0), (box1, rob1) = compile_times()
-        print(f"kernels, fresh processes: first compile: rigid world {box0:.1f} s CPU, robots {rob0:.1f} s CPU; "
+        first = "first load of the shipped kernels" if args.prebuilt else "first compile"
+        print(f"kernels, fresh processes: {first}: rigid world {box0:.1f} s CPU, robots {rob0:.1f} s CPU; "
               f"warm load: rigid world {box1:.2f} s, robots {rob1:.2f} s CPU")
+    if "numba" in backends:
+        from rscene_addon.sim import kernels
+        kernels.load()
+        shipped = kernels.shipped()
+        if args.prebuilt and not shipped:
+            sys.exit(f"no kernels for these sources, this Python and platform in {args.prebuilt}")
+        print(f"ours: kernels {'shipped (' + shipped['cpu_name'] + ' CPU)' if shipped else 'compiled here'}, "
+              f"numba's target {numba.config.CPU_NAME or 'host'}")
     cases = [(r, 1) for r in args.robots.split(",") if r]
     if not args.skip_many:
         cases.append(("laikago", args.many))
