@@ -7,6 +7,7 @@ does not), and the numpy route for the corpus Laikago falling onto a plane (``te
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -47,7 +48,8 @@ compiled = []
 
 class Compiles(event.Listener):
     def on_start(self, ev):
-        compiled.append(ev.data["dispatcher"].py_func.__qualname__)
+        fn = ev.data["dispatcher"].py_func
+        compiled.append(f"{fn.__module__}.{fn.__qualname__}")
 
     def on_end(self, ev):
         pass
@@ -122,5 +124,38 @@ def test_shipped_kernels_load_without_a_compile_elsewhere_and_step_like_numpy(tm
             "robot_near.near_systems-*.nbi"):
         index.unlink()
     short = _child(path, tmp_path / "user-cache-2", q0)
-    assert short["shipped"] and set(short["compiled"]) == {"near_systems"}
+    ours = {name for name in short["compiled"] if ".rscene_addon." in name}  # (numba's own overloads compile too)
+    assert short["shipped"] and ours == {"bl_ext.user_default.rscene_addon.sim.kernels.robot_near.near_systems"}
     assert short["q"] == first["q"]  # the same machine code, loaded or compiled for the same target
+
+
+def _build_extension():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import build_extension
+    finally:
+        sys.path.pop(0)
+    return build_extension
+
+
+def test_zip_takes_only_its_own_platforms_folders_and_never_stale_ones(tmp_path):
+    """``build_extension.py --prebuilt``: a zip gets the folders made for its platform and Python; a folder
+    compiled from kernel sources other than the tree's (any file's sha256 differs) stops the build."""
+    be = _build_extension()
+    source = ROOT / "rscene_addon"
+    sources = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+               for p in sorted((source / "sim" / "kernels").glob("*.py"))}
+    assert "robot_step.py" in sources
+    for name, plat in (("a", "cpython-311-linux-x86_64"), ("b", "cpython-313-linux-x86_64"),
+                       ("c", "cpython-311-win32-amd64")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"platform": plat, "sources": sources}))
+    assert be.prebuilt_folders(tmp_path, source, "linux-x64", "cp311") == [tmp_path / "a"]
+    assert be.prebuilt_folders(tmp_path, source, "linux-x64", "cp313") == [tmp_path / "b"]
+    assert be.prebuilt_folders(tmp_path, source, "windows-x64", "cp311") == [tmp_path / "c"]
+    assert be.prebuilt_folders(tmp_path, source, "macos-arm64", "cp311") == []
+    stale = dict(sources, **{"robot_step.py": "0" * 64})
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps({"platform": "cpython-313-linux-x86_64",
+                                                              "sources": stale}))
+    with pytest.raises(be.BuildError, match="other kernel sources"):
+        be.prebuilt_folders(tmp_path, source, "linux-x64", "cp313")
