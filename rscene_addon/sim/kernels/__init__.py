@@ -5,13 +5,14 @@ One switch chooses the backend: ``auto`` (numba where it imports), ``numba`` or 
 variable ``RSCENE_SIM_BACKEND`` (what tests use), else ``auto``.
 
 The kernels compile on first use (unless the extension ships them compiled: ``prebuilt``) into a cache
-(``@njit(cache=True)``) under a root folder: ``NUMBA_CACHE_DIR`` when set, else the directory given to ``set_cache_dir`` (Blender passes its extension
-user folder), else a user cache folder (``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's
-equivalent). Inside the root each version of the kernels' sources (and CPU target) has a folder of its own
-(``kernels-<hash>``; the other shapes' kernels, ``load_shapes``, compile there on the first world with a
-shape other than boxes and planes, the robot kernels, ``load_robots``, on a scene's first robot step (their
-group step's, ``load_robot_group``, on the first step of robots near each other or against world bodies), the
-cloth's, ``load_cloth``, on its first cloth step):
+(``@njit(cache=True)``) under a root folder: ``NUMBA_CACHE_DIR`` when set, else the directory given to
+``set_cache_dir`` (Blender passes its extension user folder), else a user cache folder
+(``$XDG_CACHE_HOME/rscene_addon/numba`` or the platform's equivalent). Inside the root each version of the
+kernels' sources (and CPU target) has a folder of its own (``kernels-<hash>``; the other shapes' kernels,
+``load_shapes``, compile there on the first world with a shape other than boxes and planes, the robot
+kernels, ``load_robots``, on a scene's first robot step (their group step's, ``load_robot_group``, on the
+first step of robots near each other or against world bodies), the cloth's, ``load_cloth``, on its first
+cloth step):
 numba checks a cached function against its own file only, so a kernel that calls one from another file
 (``box_world.step`` calls them all) would otherwise keep running the callee's old code after that file
 changed. This package never imports bpy.

@@ -33,6 +33,7 @@ MANIFEST = "manifest.json"
 FILES = "numba"  # the folder's subfolder of numba cache files
 INSTALLED = "prebuilt-installed"  # marker in the user's kernel folder
 _CPU_ENV = ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")
+_KEYS = {"platform", "codegen", "cpu_name", "cpu_features", "package", "markers"}  # what the loader reads
 
 
 def root() -> str:
@@ -62,7 +63,9 @@ def _read_manifest(folder: str) -> dict | None:
             manifest = json.load(fh)
     except (OSError, ValueError):
         return None
-    return manifest if isinstance(manifest, dict) and manifest.get("platform") == platform_tag() else None
+    if not isinstance(manifest, dict) or not _KEYS <= manifest.keys() or manifest["platform"] != platform_tag():
+        return None  # not ours, or for another interpreter or machine
+    return manifest
 
 
 def _set_cpu_env(values: dict) -> None:
