@@ -115,17 +115,12 @@ def blender_ext_paths(bpy_dir: Path) -> tuple[Path, Path]:
     return vdir / BLENDER_EXT_REL, tags
 
 
-def blender_platform(system: str, machine: str) -> str:
-    """Blender's platform name for Python's ``sys.platform`` and ``platform.machine()``."""
-    system = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(system, system)
-    machine = machine.lower()
-    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(machine, machine)
-    return f"{system}-{arch}"
-
-
 def host_platform() -> str:
     """This machine's Blender platform name (``linux-x64``, ``windows-x64``, ``macos-arm64``, ...)."""
-    return blender_platform(sys.platform, _platform.machine())
+    system = {"linux": "linux", "win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
+    machine = _platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "arm64": "arm64", "aarch64": "arm64"}.get(machine, machine)
+    return f"{system}-{arch}"
 
 
 def wheel_platform(name: str) -> str | None:
@@ -231,20 +226,25 @@ def stage(source_dir: Path, manifest: Path, stage_dir: Path, platforms: list[str
 KERNELS_REL = Path("sim", "kernels")
 
 
+def kernel_sources(kernels_dir: Path) -> dict[str, str]:
+    """sha256 of every kernel source file (``sim/kernels/*.py``) by name: a folder of kernels compiled ahead of
+    time records them (``scripts/build_kernels.py``), and a zip takes it only when they match its own."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(Path(kernels_dir).glob("*.py"))}
+
+
 def prebuilt_folders(prebuilt_dir: Path, source_dir: Path, platform: str, python: str) -> list[Path]:
     """The folders of kernels compiled ahead of time (``scripts/build_kernels.py``) in ``prebuilt_dir`` made
     for ``platform`` and ``python`` (``cp311``); one made from kernel sources other than ``source_dir``'s
     is an error, so a zip never ships stale machine code."""
-    sources = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-               for p in sorted((source_dir / KERNELS_REL).glob("*.py"))}
+    sources = kernel_sources(source_dir / KERNELS_REL)
     found = []
     for manifest_path in sorted(prebuilt_dir.glob("*/manifest.json")):
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            impl, version, system, machine = manifest["platform"].split("-", 3)
-        except (OSError, ValueError, KeyError) as ex:
+            made_for = (manifest["zip"]["platform"], manifest["zip"]["python"])
+        except (OSError, ValueError, KeyError, TypeError) as ex:
             raise BuildError(f"{manifest_path}: not a build_kernels.py manifest ({ex})") from None
-        if f"cp{version}" != python or blender_platform(system, machine) != platform:
+        if made_for != (platform, python):
             continue
         if manifest.get("sources") != sources:
             raise BuildError(f"{manifest_path.parent} was compiled from other kernel sources than "

@@ -13,7 +13,6 @@ appears whole (built aside, then renamed) or not at all. Progress: one line per 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -21,18 +20,10 @@ import sys
 import tempfile
 import time
 
+from build_extension import host_platform, host_python, kernel_sources  # (this script's folder is on sys.path)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARTS = ("shapes", "robots", "robot_group", "cloth")  # beside the rigid world's kernels, always built
-
-
-def _sources(folder: str) -> dict:
-    """sha256 of every kernel source file: build_extension.py checks a zip's sources against them."""
-    out = {}
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            with open(os.path.join(folder, name), "rb") as fh:
-                out[name] = hashlib.sha256(fh.read()).hexdigest()
-    return out
 
 
 def build(out: str, parts=PARTS, report=print) -> str:
@@ -49,7 +40,7 @@ def build(out: str, parts=PARTS, report=print) -> str:
         from rscene_addon.sim import kernels
         from rscene_addon.sim.kernels import prebuilt
         package_dir = os.path.dirname(os.path.abspath(kernels.__file__))
-        token, sources, kdir = kernels.source_token(), _sources(package_dir), kernels.kernel_dir()
+        token, sources, kdir = kernels.source_token(), kernel_sources(package_dir), kernels.kernel_dir()
         loaders = [("rigid", kernels.load)] + [(p, getattr(kernels, f"load_{p}")) for p in parts]
         for name, load in loaders:
             start = time.process_time()
@@ -58,12 +49,13 @@ def build(out: str, parts=PARTS, report=print) -> str:
         key = prebuilt.codegen_key()
         if key[1:] != ["generic", ""]:
             raise RuntimeError(f"numba compiled for {key}, not the generic target (it was used before this)")
-        if _sources(package_dir) != sources:
+        if kernel_sources(package_dir) != sources:
             raise RuntimeError(f"the kernel sources in {package_dir} changed during the build")
         files = os.path.join(kdir, UserProvidedCacheLocator.get_suitable_cache_subpath(
             os.path.join(package_dir, "__init__.py")))
         manifest = {
             "platform": prebuilt.platform_tag(),
+            "zip": {"platform": host_platform(), "python": host_python()},  # the zip build_extension.py puts it in
             "numba": numba.__version__,
             "codegen": key,
             "cpu_name": "generic",

@@ -146,16 +146,18 @@ def test_zip_takes_only_its_own_platforms_folders_and_never_stale_ones(tmp_path)
     sources = {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
                for p in sorted((source / "sim" / "kernels").glob("*.py"))}
     assert "robot_step.py" in sources
-    for name, plat in (("a", "cpython-311-linux-x86_64"), ("b", "cpython-313-linux-x86_64"),
-                       ("c", "cpython-311-win32-amd64")):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "manifest.json").write_text(json.dumps({"platform": plat, "sources": sources}))
+    def made(name, plat, python, srcs):
+        (tmp_path / name).mkdir(exist_ok=True)
+        (tmp_path / name / "manifest.json").write_text(json.dumps({"zip": {"platform": plat, "python": python},
+                                                                   "sources": srcs}))
+
+    for name, plat, python in (("a", "linux-x64", "cp311"), ("b", "linux-x64", "cp313"), ("c", "windows-x64", "cp311")):
+        made(name, plat, python, sources)
     assert be.prebuilt_folders(tmp_path, source, "linux-x64", "cp311") == [tmp_path / "a"]
     assert be.prebuilt_folders(tmp_path, source, "linux-x64", "cp313") == [tmp_path / "b"]
     assert be.prebuilt_folders(tmp_path, source, "windows-x64", "cp311") == [tmp_path / "c"]
     assert be.prebuilt_folders(tmp_path, source, "macos-arm64", "cp311") == []
     stale = dict(sources, **{"robot_step.py": "0" * 64})
-    (tmp_path / "b" / "manifest.json").write_text(json.dumps({"platform": "cpython-313-linux-x86_64",
-                                                              "sources": stale}))
+    made("b", "linux-x64", "cp313", stale)
     with pytest.raises(be.BuildError, match="other kernel sources"):
         be.prebuilt_folders(tmp_path, source, "linux-x64", "cp313")
