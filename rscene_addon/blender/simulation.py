@@ -45,17 +45,19 @@ class SimulationRun:
     call it), :meth:`bake` keys the result on the main thread. Made by :func:`prepare`."""
 
     def __init__(self, bl_scene, frame_start, scene_model, tracks, drives, backend, fps, duration, substeps,
-                 world, say):
+                 seed, say):
         self.bl_scene, self.frame_start, self.scene_model = bl_scene, frame_start, scene_model
         self.tracks, self.drives, self.backend = tracks, drives, backend
-        self.fps, self.duration, self.substeps, self.world, self.say = fps, duration, substeps, world, say
+        self.fps, self.duration, self.substeps, self.seed, self.say = fps, duration, substeps, seed, say
 
-    def run(self, progress=None, cancel=None):
-        """The trajectory (a cancel raises ``sim.Cancelled``); no bpy, so any thread."""
+    def run(self, progress=None, cancel=None, compile_progress=None):
+        """The trajectory (a cancel raises ``sim.Cancelled``); no bpy, so any thread. The compiled kernels
+        load here, so a first compile runs on this thread too: ``compile_progress(CompileStatus)`` after each
+        of its functions, and ``cancel`` stops it as well."""
         from ..sim import simulate
         return simulate(self.scene_model, self.duration, self.fps, substeps=self.substeps, progress=progress,
-                        cancel=cancel, world=self.world, kinematic_tracks=self.tracks, backend=self.backend,
-                        actuation=self.drives)
+                        cancel=cancel, kinematic_tracks=self.tracks, backend=self.backend, actuation=self.drives,
+                        seed=self.seed, compile_progress=compile_progress)
 
     def bake(self, trajectory) -> int:
         """Key ``trajectory`` from the start frame; returns the bodies baked. Raises
@@ -78,8 +80,7 @@ def prepare(bl_scene, frame_start: int, frame_end: int, substeps: int | None = N
     ``seed`` seeds the world (a granular fill's jitter); ``backend``: ``auto``/``numba``/``numpy``
     (None: RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices. Raises ``ValueError``
     for bad PD gains or a backend that does not import."""
-    from ..sim import World, kernels
-    from ..sim.model_builder import build
+    from ..sim import kernels
     from .bake import current_scene_model, kinematic_tracks, robot_drives
     if frame_end < frame_start:
         raise ValueError(f"the end frame {frame_end} is before the start frame {frame_start}")
@@ -93,25 +94,21 @@ def prepare(bl_scene, frame_start: int, frame_end: int, substeps: int | None = N
     drives = robot_drives(bl_scene, frame_start, count)
     backend = kernels.prepare(backend, report=say)
     say(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
-    world = None
-    if seed is not None:  # the world simulate() would build, with the seed
-        world = World(*build(scene_model, seed=seed, dt=1.0 / (fps * substeps) if substeps else None),
-                      backend=backend)
     return SimulationRun(bl_scene, frame_start, scene_model, tracks, drives, backend, fps,
-                         (frame_end - frame_start) / fps, substeps, world, say)
+                         (frame_end - frame_start) / fps, substeps, seed, say)
 
 
 def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *,
                       scene_model=None, seed: int | None = None, backend: str | None = None, say=None,
-                      progress=None, cancel=None):
+                      progress=None, cancel=None, compile_progress=None):
     """Simulate frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` from its pose at
     ``frame_start`` and key them, all on the calling thread; returns ``(bodies baked, trajectory)``.
 
-    Arguments as :func:`prepare`; ``progress(fraction)`` and ``cancel()`` go to the simulation (a cancel
-    raises ``sim.Cancelled``). Raises :class:`SimulationFailed` when the trajectory is not finite."""
+    Arguments as :func:`prepare`; ``progress(fraction)``, ``cancel()`` and ``compile_progress(status)`` go to
+    the simulation (:meth:`SimulationRun.run`; a cancel raises ``sim.Cancelled``). Raises :class:`SimulationFailed` when the trajectory is not finite."""
     run = prepare(bl_scene, frame_start, frame_end, substeps, scene_model=scene_model, seed=seed,
                   backend=backend, say=say)
-    trajectory = run.run(progress, cancel)
+    trajectory = run.run(progress, cancel, compile_progress)
     baked = run.bake(trajectory)
     run.say(f"baked {baked} bodies over {len(trajectory.time)} frames")
     return baked, trajectory

@@ -72,6 +72,7 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
     from ..blender.robots import is_robot_root
     from ..blender.scene_import import import_scene_file
     from ..blender.simulation import SimulationFailed, simulate_and_bake
+    from ..sim import compile_watch
     _ensure_registered()
     bpy.ops.wm.read_factory_settings(use_empty=True)
     bl_scene = bpy.context.scene
@@ -88,7 +89,8 @@ def import_and_bake(scene_path: str, frame_start: int, frame_end: int, blend: st
                 ob[GAINS_KEY] = [float(pd_gains[0]), float(pd_gains[1])]
     try:
         simulate_and_bake(bl_scene, frame_start, frame_end, substeps, seed=seed, backend=backend,
-                          say=lambda text: print(text, flush=True), progress=_progress_printer("simulate"))
+                          say=lambda text: print(text, flush=True), progress=_progress_printer("simulate"),
+                          compile_progress=compile_watch.printer(lambda text: print(text, flush=True)))
     except SimulationFailed as exc:  # never a bake of NaN poses that exits 0
         print(f"error: {exc}", flush=True)
         raise SystemExit(1) from None

@@ -10,6 +10,7 @@ import time
 from typing import Callable
 
 from ..sim import kernels
+from ..sim import compile_watch
 from ..sim.finite import non_finite
 from ..sim.trajectory import Cancelled, simulate
 
@@ -51,7 +52,8 @@ def run_simulation_cli(scene_path: str, duration: float, fps: float, out: str, s
                      f"({time.perf_counter() - start:.1f} s)")
 
     try:
-        traj = simulate(scene, duration, fps, substeps=substeps, progress=progress, backend=backend)
+        traj = simulate(scene, duration, fps, substeps=substeps, progress=progress, backend=backend,
+                        compile_progress=compile_watch.printer(print_fn))
     except Cancelled:
         print_fn("cancelled")
         return EXIT_INTERRUPTED

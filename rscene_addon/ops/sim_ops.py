@@ -1,8 +1,10 @@
 """Simulate the scene with the bundled physics core and bake the motion into keyframes.
 
-The steps are those of the ``bake`` and ``render`` commands (``blender.simulation``). The physics runs in a worker thread (numpy or compiled kernels; it never touches bpy) while a modal operator
-shows progress and listens for ESC; the keyframes are written on the main thread when it finishes.
-In background mode (no window) the operator simply runs to the end.
+The steps are those of the ``bake`` and ``render`` commands (``blender.simulation``). The physics runs in a
+worker thread (numpy or compiled kernels; it never touches bpy) while a modal operator shows progress and
+listens for ESC; the keyframes are written on the main thread when it finishes. A first compile of the
+kernels runs in that thread too (the interface stays live, the status bar counts its functions, ESC stops
+it). In background mode (no window) the operator simply runs to the end.
 """
 from __future__ import annotations
 
@@ -45,11 +47,13 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         if context.window is None or bpy.app.background:
             return self._finish(context, self._run.run())
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
+        self._compiling = None  # the last CompileStatus while kernels compile
 
         def work():
             try:
                 self._result = self._run.run(progress=lambda f: setattr(self, "_fraction", f),
-                                             cancel=lambda: self._cancelled)
+                                             cancel=lambda: self._cancelled,
+                                             compile_progress=lambda st: setattr(self, "_compiling", st))
             except Exception as exc:  # noqa: BLE001 - reported on the main thread
                 self._error = exc
         self._thread = threading.Thread(target=work, daemon=True)
@@ -61,7 +65,11 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
     def _say(self, context, text: str) -> None:
-        """A one-off notice before the simulation starts: the report line, the status bar, the console."""
+        """A one-off notice: the report line, the status bar, the console (from the worker thread, where a
+        kernel part starts compiling, only the console: bpy is the main thread's)."""
+        if threading.current_thread() is not threading.main_thread():
+            print(f"rscene: {text}", flush=True)
+            return
         self.report({"INFO"}, text)
         if context.workspace is not None:
             context.workspace.status_text_set(text)
@@ -74,7 +82,12 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
         wm.progress_update(int(100 * self._fraction))
-        context.workspace.status_text_set(f"Simulating: {int(100 * self._fraction)}% (ESC to cancel)")
+        compiling = self._compiling
+        if compiling is not None and self._fraction == 0.0:
+            text = compiling.line()
+        else:
+            text = f"Simulating: {int(100 * self._fraction)}%"
+        context.workspace.status_text_set(f"{text} (ESC to cancel)")
         if self._thread.is_alive():
             return {"RUNNING_MODAL"}
         wm.event_timer_remove(self._timer)

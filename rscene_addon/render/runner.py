@@ -68,6 +68,7 @@ def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cance
     from ..blender.bake import current_scene_model
     from ..blender.simulation import SimulationFailed, has_bake, moves, simulate_and_bake
     from ..sim import Cancelled
+    from ..sim import compile_watch
     frames = list(frames)
     if not frames or has_bake(bl_scene):
         return True
@@ -82,7 +83,8 @@ def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cance
     say = (lambda text: report("INFO", text)) if report is not None else None
     try:
         simulate_and_bake(bl_scene, start, end, request.substeps, scene_model=scene_model,
-                          backend=request.backend, say=say, cancel=cancel)
+                          backend=request.backend, say=say, cancel=cancel,
+                          compile_progress=compile_watch.printer(say) if say is not None else None)
     except Cancelled:
         return False
     except SimulationFailed as exc:

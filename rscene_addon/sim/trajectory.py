@@ -18,7 +18,9 @@ from typing import Callable
 
 import numpy as np
 
+from . import kernels
 from .actuation import Actuator
+from .compile_watch import CompileCancelled, CompileStatus
 from .physics_model import DYNAMIC, KINEMATIC
 from .robot_scene import systems_for_scene
 from .scene_step import SceneStepper, checked_tracks
@@ -135,7 +137,8 @@ def frame_count(duration: float, fps: float) -> int:
 def simulate(scene, duration: float, fps: float, substeps: int | None = None,
              progress: Callable[[float], None] | None = None, cancel: Callable[[], bool] | None = None,
              world: World | None = None, kinematic_tracks: dict | None = None,
-             backend: str | None = None, actuation: dict | None = None) -> Trajectory:
+             backend: str | None = None, actuation: dict | None = None, seed: int | None = None,
+             compile_progress: Callable[[CompileStatus], None] | None = None) -> Trajectory:
     """Simulate ``scene`` for ``duration`` seconds and record ``fps`` frames per second.
 
     ``kinematic_tracks`` maps a kinematic body's name to its animated pose per frame,
@@ -147,12 +150,28 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
     every frame; ``cancel()`` returning True raises ``Cancelled``. ``backend`` (``auto``, ``numba``,
     ``numpy``; see ``sim.kernels``) chooses the world's solver when no ``world`` is given.
     ``actuation`` maps a robot's record path to an ``actuation.Drive`` (PD gains, targets per frame).
+    ``seed`` seeds the world built here (a granular fill's jitter, ``model_builder.build``).
+
+    The compiled kernels load on this thread as the world and its robots first need them; a first compile
+    (a cold cache, no kernels shipped compiled) reports ``compile_progress(compile_watch.CompileStatus)``
+    after each function and stops at ``cancel()`` too (``Cancelled``; what compiled stays
+    cached).
     """
     if not fps > 0:
         raise ValueError("fps must be positive")
     if duration < 0:
         raise ValueError("duration must not be negative")
-    world, substeps = _world_for(scene, fps, substeps, world, backend)
+    with kernels.watch(compile_progress, cancel):
+        try:
+            return _simulate(scene, duration, fps, substeps, progress, cancel, world, kinematic_tracks, backend,
+                             actuation, seed)
+        except CompileCancelled as exc:
+            raise Cancelled(str(exc)) from None
+
+
+def _simulate(scene, duration, fps, substeps, progress, cancel, world, kinematic_tracks, backend, actuation,
+              seed) -> Trajectory:
+    world, substeps = _world_for(scene, fps, substeps, world, backend, seed)
     model = world.model
     # robots (articulated records) step beside the rigid world and touch its geoms (two-way)
     robot_warnings: list = []
@@ -181,7 +200,7 @@ def simulate(scene, duration: float, fps: float, substeps: int | None = None,
 
 
 def _world_for(scene, fps: float, substeps: int | None, world: World | None,
-               backend: str | None = None) -> tuple[World, int]:
+               backend: str | None = None, seed: int | None = None) -> tuple[World, int]:
     """The World to run (built from ``scene`` on ``backend`` unless given) with its step set to fit whole
     steps in a frame, and the number of steps per frame."""
     frame_dt = 1.0 / fps
@@ -189,11 +208,11 @@ def _world_for(scene, fps: float, substeps: int | None, world: World | None,
         steps = max(1, int(substeps or round(frame_dt / world.dt)))
         world.model.dt = frame_dt / steps
         return world, steps
+    from .model_builder import build
     if substeps is not None:
         steps = max(1, int(substeps))
-        return World.from_scene(scene, dt=frame_dt / steps, backend=backend), steps
-    from .model_builder import build
-    model, state = build(scene)
+        return World(*build(scene, dt=frame_dt / steps, seed=seed), backend=backend), steps
+    model, state = build(scene, seed=seed)
     steps = max(1, int(round(frame_dt / model.dt)))
     model.dt = frame_dt / steps
     return World(model, state, backend=backend), steps

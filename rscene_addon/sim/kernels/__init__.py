@@ -33,6 +33,7 @@ _cache_dir: str | None = None
 _compiled = None  # the loaded kernel module
 _parts: dict = {}  # the kernels loaded on demand by name: "robots", "shapes"
 _report = None  # prepare's report callback: load_robots tells it when the robot kernels compile
+_watch = None  # the compile watch of the job running (``watch``): progress and cancel of a first compile
 _numba_error: str | None = None
 
 
@@ -174,6 +175,28 @@ COMPILING_MESSAGE = "compiling physics kernels, once"
 
 
 @contextlib.contextmanager
+def watch(progress=None, cancel=None):
+    """While in this context, a kernel compile reports ``progress(compile_watch.CompileStatus)`` after each
+    of its functions and asks ``cancel()`` between compiler passes: True raises
+    ``compile_watch.CompileCancelled`` (the functions compiled so far stay cached). Loads from the cache, or
+    of kernels shipped compiled, report nothing. One job at a time: an inner watch replaces the outer."""
+    global _watch
+    outer = _watch
+    from ..compile_watch import CompileWatch  # no numba import
+    _watch = CompileWatch(progress, cancel)
+    try:
+        yield _watch
+    finally:
+        _watch = outer
+
+
+def _warm(module) -> None:
+    """``module.warm_up()``: every kernel it calls compiled or loaded, under the job's watch."""
+    with _few_collections(), (_watch.listen(module) if _watch is not None else contextlib.nullcontext()):
+        module.warm_up()
+
+
+@contextlib.contextmanager
 def _few_collections():
     """Python's cyclic collector held back while kernels compile: numba's compiler makes millions of
     objects that live until it ends, and each full collection scanned all of them (~2,800 collections, 7-9 s
@@ -188,17 +211,16 @@ def _few_collections():
 
 
 def prepare(backend: str | None = None, report=print) -> str:
-    """Resolve ``backend`` (see :func:`resolve`) and, for numba, load the kernels now rather than in the
-    first step, telling ``report`` first when the cache is cold (a compile of ~50 s CPU on a 2-core box, the
-    robots' ~50-60 s more on their first step; a warm load, or a first one of kernels shipped compiled,
-    takes about half a second). Returns ``numba`` or ``numpy``; ValueError as :func:`resolve`."""
+    """Resolve ``backend`` (see :func:`resolve`) and, for numba with a cold cache, tell ``report`` that the
+    job's first steps compile (~50 s CPU on a 2-core box for the rigid world, the robots' ~50-60 s more; a
+    warm load, or a first one of kernels shipped compiled, takes about half a second). The kernels load in
+    the job itself, under its :func:`watch` (progress, cancel), on the thread that runs it. Returns
+    ``numba`` or ``numpy``; ValueError as :func:`resolve`."""
     global _report
     name = resolve(backend)
     _report = report
-    if name == "numba":
-        if not cache_is_warm():
-            report(f"{COMPILING_MESSAGE} (cache {cache_dir()})")
-        load()
+    if name == "numba" and not cache_is_warm():
+        report(f"{COMPILING_MESSAGE} (cache {cache_dir()})")
     return name
 
 
@@ -219,8 +241,7 @@ def load():
     _install_shipped(path)
     from . import compiled
     _alias_shipped()
-    with _few_collections():
-        compiled.warm_up()
+    _warm(compiled)
     _compiled = compiled
     try:
         open(_marker(), "a").close()
@@ -259,8 +280,7 @@ def _load_part(name: str):
     import importlib
     module = importlib.import_module(f"{__name__}.{name}")
     _alias_shipped()
-    with _few_collections():
-        module.warm_up()
+    _warm(module)
     _parts[name] = module
     try:
         open(marker, "a").close()
