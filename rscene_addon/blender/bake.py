@@ -50,13 +50,15 @@ def _write_channel(action, ob, data_path: str, index: int, co: np.ndarray, value
 _LINEAR = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items["LINEAR"].value
 
 
-def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, skip=()) -> int:
+def bake_trajectory(bl_scene, trajectory, frame_start: int = 1, progress=None, skip=(), made=None) -> int:
     """Key every body of ``trajectory`` that has a Blender object; returns how many were baked.
 
     ``trajectory`` has names (N,), position (F,N,3) and quaternion (F,N,4) w,x,y,z. Bodies named in
-    ``skip`` (kinematic bodies driven by their own animation) keep their keys.
+    ``skip`` (kinematic bodies driven by their own animation) keep their keys. ``made``: objects made in
+    Blender by the path their new record got in the simulated scene (``extract.scene_from_blender``).
     """
     objects = nodes_by_path(bl_scene)
+    objects.update(made or {})
     frames = frame_start + np.arange(len(trajectory.time), dtype=np.float32)
     position = np.asarray(trajectory.position)
     quaternion = np.asarray(trajectory.quaternion).copy()
@@ -478,16 +480,17 @@ def kinematic_tracks(bl_scene, frame_start: int, frame_count: int) -> dict:
     return {ob.rscene.path: (positions[k], quaternions[k]) for k, ob in enumerate(animated)}
 
 
-def current_scene_model(bl_scene, from_current_pose: bool = True):
-    """The scene model to simulate: what Blender shows (edits included; a baked body at its pre-bake
-    pose), or with ``from_current_pose`` False the document as imported (Blender edits left out)."""
+def current_scene_model(bl_scene, from_current_pose: bool = True, made: dict | None = None):
+    """The scene model to simulate: what Blender shows (edits included, objects made in Blender added and
+    put in ``made`` by their record's path; a baked body at its pre-bake pose), or with ``from_current_pose``
+    False the document as imported (Blender edits left out)."""
     from .extract import scene_from_blender, source_text
     from ..formats import rscene
     text = source_text(bl_scene)
     path = (text.get("rscene_path") if text is not None else "") or bpy.path.abspath("//untitled.rscene")
     if not from_current_pose and text is not None:
         return rscene.loads(text.as_string(), path)
-    return scene_from_blender(bl_scene, path)
+    return scene_from_blender(bl_scene, path, made=made)
 
 
 def kernel_cache_folder() -> str | None:

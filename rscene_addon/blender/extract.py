@@ -78,6 +78,12 @@ def update_object(record, ob) -> None:
         mat_id = mat.get("rscene_id", mat.name)
         if mat_id != (record.get("material") or "engine_default"):
             record.set("material", mat_id)
+    _physical(record, props)
+    _rename(record, ob)
+
+
+def _physical(record, props) -> None:
+    """The fields of an ``object`` record its RaiSim Record panel edits (body mode, mass, collision, labels)."""
     _set(record, "bodyMode", props.body_mode)
     if not cv.close(max(record.get("mass"), 0.0), props.mass):
         record.set("mass", props.mass)
@@ -88,7 +94,6 @@ def update_object(record, ob) -> None:
         _set(record, "semanticClass", props.semantic_class)
         if props.instance_id != max(int(record.get("instanceId") or -1), -1):
             record.set("instanceId", props.instance_id)
-    _rename(record, ob)
 
 
 def update_light(record, ob) -> None:
@@ -345,12 +350,21 @@ def new_record_for(ob, scene: Scene, out_dir: str, warn):
         path = _unique_path(scene, ob.name)
         common = dict(path=path, position=tuple(ob.location), quaternion=tuple(_rotation(ob)))
         if _is_unit_box(ob.data):
-            return new_record("object", primitive="box", scale=tuple(ob.scale), **common)
-        file_name = f"{bpy.path.clean_name(ob.name)}.glb"
-        _export_glb(ob, os.path.join(out_dir, file_name))
-        record = new_record("object", primitive="mesh", scale=tuple(ob.scale), mesh=file_name, **common)
+            record = new_record("object", primitive="box", scale=tuple(ob.scale), **common)
+        else:
+            file_name = f"{bpy.path.clean_name(ob.name)}.glb"
+            _export_glb(ob, os.path.join(out_dir, file_name))
+            record = new_record("object", primitive="mesh", scale=tuple(ob.scale), mesh=file_name, **common)
+        _physical(record, ob.rscene)  # as its RaiSim Record panel says (dynamic, 1 kg unless changed)
         return record
     return None
+
+
+def becomes_new_record(ob) -> bool:
+    """An object the user made in Blender (no record behind it, not a part of an imported one): export
+    writes it as a new record, and a bake simulates it so (a mesh: an ``object``, dynamic by default)."""
+    props = ob.rscene
+    return not props.source and not ob.get("rscene_collision") and ob.parent is None
 
 
 def _is_unit_box(mesh) -> bool:
@@ -448,19 +462,21 @@ def _edited(ob) -> bool:
     return not cv.close(now, list(built), 1e-5)
 
 
-def scene_from_blender(bl_scene, path: str, warn=lambda message: None, current_frame: bool = False) -> Scene:
+def scene_from_blender(bl_scene, path: str, warn=lambda message: None, current_frame: bool = False,
+                       made: dict | None = None) -> Scene:
     """The scene model for ``bl_scene``: the imported document with Blender's edits applied.
 
     Baked bodies are written at the pose they had before the bake (the record's, unless edited), or,
-    with ``current_frame``, at the pose the playhead shows."""
+    with ``current_frame``, at the pose the playhead shows. ``made`` (a dict) receives the objects made in
+    Blender by the path of the new record each became (a bake keys them by it)."""
     from .bake import rest_pose_shown
     if current_frame:
-        return _scene_from_blender(bl_scene, path, warn)
+        return _scene_from_blender(bl_scene, path, warn, made)
     with rest_pose_shown(bl_scene):
-        return _scene_from_blender(bl_scene, path, warn)
+        return _scene_from_blender(bl_scene, path, warn, made)
 
 
-def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
+def _scene_from_blender(bl_scene, path: str, warn, made=None) -> Scene:
     text = source_text(bl_scene)
     if text is not None:
         scene = rscene.loads(text.as_string(), text.get("rscene_path") or path, lazy=True)
@@ -478,10 +494,12 @@ def _scene_from_blender(bl_scene, path: str, warn) -> Scene:
         if source and props.source == source and 0 <= props.uid < len(items):
             ours.append((items[props.uid], ob))
             seen.add(props.uid)
-        elif not props.source and not ob.get("rscene_collision") and ob.parent is None:
+        elif becomes_new_record(ob):
             record = new_record_for(ob, scene, out_dir, warn)
             if record is not None:
                 scene.add(record)
+                if made is not None:
+                    made[record.path] = ob
         elif not props.source and ob.get("rscene_robot_sensor") and _edited(ob):
             not_written.append(("robot sensor", ob.get("rscene_robot_sensor")))
     by_record = {id(record): ob for record, ob in ours}

@@ -45,10 +45,11 @@ class SimulationRun:
     call it), :meth:`bake` keys the result on the main thread. Made by :func:`prepare`."""
 
     def __init__(self, bl_scene, frame_start, scene_model, tracks, drives, backend, fps, duration, substeps,
-                 seed, say):
+                 seed, say, made=None):
         self.bl_scene, self.frame_start, self.scene_model = bl_scene, frame_start, scene_model
         self.tracks, self.drives, self.backend = tracks, drives, backend
         self.fps, self.duration, self.substeps, self.seed, self.say = fps, duration, substeps, seed, say
+        self.made = made or {}  # objects made in Blender, by their new record's path
 
     def run(self, progress=None, cancel=None, compile_progress=None):
         """The trajectory (a cancel raises ``sim.Cancelled``); no bpy, so any thread. The compiled kernels
@@ -67,18 +68,20 @@ class SimulationRun:
         problem = non_finite(trajectory)
         if problem:  # never a bake (or a render) of NaN poses
             raise SimulationFailed(f"simulation failed: {problem}; nothing baked")
-        return bake_trajectory(self.bl_scene, trajectory, self.frame_start, skip=set(self.tracks))
+        return bake_trajectory(self.bl_scene, trajectory, self.frame_start, skip=set(self.tracks), made=self.made)
 
 
 def prepare(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *, scene_model=None,
             from_current_pose: bool = True, seed: int | None = None, backend: str | None = None,
-            say=None) -> SimulationRun:
+            say=None, made: dict | None = None) -> SimulationRun:
     """Read frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` for a simulation from its pose
     at ``frame_start`` (main thread): the scene model (``scene_model``, else what Blender shows, or the
     document as imported when ``from_current_pose`` is False), animated kinematic bodies and PD drives.
 
     ``seed`` seeds the world (a granular fill's jitter); ``backend``: ``auto``/``numba``/``numpy``
-    (None: RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices. Raises ``ValueError``
+    (None: RSCENE_SIM_BACKEND, else auto); ``say(text)`` gets one-line notices; ``made``: the objects made in
+    Blender that ``scene_model`` holds, by record path (``bake.current_scene_model``), to key them too
+    (found here when no ``scene_model`` is given). Raises ``ValueError``
     for bad PD gains or a backend that does not import."""
     from ..sim import kernels
     from .bake import current_scene_model, kinematic_tracks, robot_drives
@@ -88,26 +91,41 @@ def prepare(bl_scene, frame_start: int, frame_end: int, substeps: int | None = N
     fps = bl_scene.render.fps / bl_scene.render.fps_base
     count = frame_end - frame_start + 1
     bl_scene.frame_set(frame_start)
+    made = {} if made is None else made
     if scene_model is None:
-        scene_model = current_scene_model(bl_scene, from_current_pose)
+        scene_model = current_scene_model(bl_scene, from_current_pose, made=made)
+    _name_added_bodies(bl_scene, made, say)
     tracks = kinematic_tracks(bl_scene, frame_start, count)
     drives = robot_drives(bl_scene, frame_start, count)
     backend = kernels.prepare(backend, report=say)
     say(f"simulating frames {frame_start}-{frame_end} at {fps:g} fps ({backend} backend)")
     return SimulationRun(bl_scene, frame_start, scene_model, tracks, drives, backend, fps,
-                         (frame_end - frame_start) / fps, substeps, seed, say)
+                         (frame_end - frame_start) / fps, substeps, seed, say, made)
+
+
+def _name_added_bodies(bl_scene, made: dict, say) -> None:
+    """Tell ``say`` which meshes made in Blender simulate beside an imported file's bodies (the bake keys
+    them like the others), with their body mode: a leftover default Cube is then seen, not a surprise. (A
+    scene made in Blender, with no file behind it, is all the user's on purpose: nothing said.)"""
+    from .extract import source_text
+    added = [ob for ob in made.values() if ob.type == "MESH"] if source_text(bl_scene) is not None else []
+    if added:
+        names = ", ".join(f"{ob.name} ({ob.rscene.body_mode}, {ob.rscene.mass:g} kg)" for ob in added[:5])
+        more = f" and {len(added) - 5} more" if len(added) > 5 else ""
+        say(f"also simulating objects made in Blender, not in the file: {names}{more} (their RaiSim Record "
+            "panel sets the body mode; export adds them to the file)")
 
 
 def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int | None = None, *,
                       scene_model=None, seed: int | None = None, backend: str | None = None, say=None,
-                      progress=None, cancel=None, compile_progress=None):
+                      progress=None, cancel=None, compile_progress=None, made: dict | None = None):
     """Simulate frames ``frame_start..frame_end`` (inclusive) of ``bl_scene`` from its pose at
     ``frame_start`` and key them, all on the calling thread; returns ``(bodies baked, trajectory)``.
 
     Arguments as :func:`prepare`; ``progress(fraction)``, ``cancel()`` and ``compile_progress(status)`` go to
     the simulation (:meth:`SimulationRun.run`; a cancel raises ``sim.Cancelled``). Raises :class:`SimulationFailed` when the trajectory is not finite."""
     run = prepare(bl_scene, frame_start, frame_end, substeps, scene_model=scene_model, seed=seed,
-                  backend=backend, say=say)
+                  backend=backend, say=say, made=made)
     trajectory = run.run(progress, cancel, compile_progress)
     baked = run.bake(trajectory)
     run.say(f"baked {baked} bodies over {len(trajectory.time)} frames")

@@ -77,13 +77,14 @@ def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cance
     if end <= start:  # only the start pose is read: nothing to simulate
         return True
     bl_scene.frame_set(start)
-    scene_model = current_scene_model(bl_scene)
+    made: dict = {}
+    scene_model = current_scene_model(bl_scene, made=made)
     if not moves(scene_model):
         return True
     say = (lambda text: report("INFO", text)) if report is not None else None
     try:
         simulate_and_bake(bl_scene, start, end, request.substeps, scene_model=scene_model,
-                          backend=request.backend, say=say, cancel=cancel,
+                          backend=request.backend, say=say, cancel=cancel, made=made,
                           compile_progress=compile_watch.printer(say) if say is not None else None)
     except Cancelled:
         return False

@@ -2,6 +2,11 @@
 import bpy
 
 
+def _made_in_blender(ob) -> bool:
+    from ..blender.extract import becomes_new_record
+    return ob.type == "MESH" and becomes_new_record(ob)
+
+
 class RSCENE_PT_object(bpy.types.Panel):
     bl_label = "RaiSim Record"
     bl_space_type = "PROPERTIES"
@@ -10,18 +15,22 @@ class RSCENE_PT_object(bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and context.object.rscene.kind != ""
+        ob = context.object
+        return ob is not None and (ob.rscene.kind != "" or _made_in_blender(ob))
 
     def draw(self, context):
         props = context.object.rscene
         layout = self.layout
         layout.use_property_split = True
         col = layout.column()
-        col.label(text=f"{props.kind}: {props.path}")
-        col.prop(props, "record_id")
+        if props.kind:
+            col.label(text=f"{props.kind}: {props.path}")
+            col.prop(props, "record_id")
+        else:  # a mesh made in Blender: export writes it as a new object, a bake simulates it so
+            col.label(text="New object (made in Blender)", icon="ADD")
         if props.missing_file:
             col.label(text=f"Missing file: {props.missing_file}", icon="ERROR")
-        if props.kind == "object":
+        if props.kind == "object" or not props.kind:
             col.separator()
             col.prop(props, "body_mode")
             col.prop(props, "mass")

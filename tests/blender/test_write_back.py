@@ -348,6 +348,41 @@ def test_start_from_current_pose(example, tmp_path):
     assert bake.keyed_values(crate, "location", 2)[0, 1] == pytest.approx(record_z + 2.0, abs=1e-5)
 
 
+def test_a_mesh_made_in_blender_is_named_by_the_bake_and_its_body_mode_is_written(example, tmp_path):
+    """The factory startup's Cube left beside an imported file: the bake says it simulates it (a dynamic
+    1 kg box falls freely, z = z0 - g t^2 / 2 before it lands); set static in its RaiSim Record panel, it stays
+    put, and export adds it to the file as a static box (read back by the reader)."""
+    from rscene_addon.blender import simulation
+    from rscene_addon.ui.panels import RSCENE_PT_object
+    mesh = bpy.data.meshes.new("Cube")
+    mesh.from_pydata([(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], [],
+                     [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)])
+    cube = bpy.data.objects.new("Cube", mesh)
+    bpy.context.scene.collection.objects.link(cube)
+    cube.location = (6.0, 0.0, 5.0)  # clear of the file's bodies and terrain
+    bpy.context.view_layer.objects.active = cube
+    assert RSCENE_PT_object.poll(bpy.context)  # its panel shows, to set the body mode
+
+    notes = []
+    simulation.prepare(bpy.context.scene, 1, 13, say=notes.append)
+    assert any("Cube (dynamic, 1 kg)" in note for note in notes), notes
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=13) == {"FINISHED"}
+    t = 12 / 24
+    assert bake.keyed_values(cube, "location", 2)[-1, 1] == pytest.approx(5.0 - 9.81 * t * t / 2, abs=0.02)
+    assert bpy.ops.rscene.clear_bake() == {"FINISHED"}
+
+    cube.rscene.body_mode = "static"
+    notes.clear()
+    simulation.prepare(bpy.context.scene, 1, 13, say=notes.append)
+    assert any("Cube (static" in note for note in notes), notes
+    assert bpy.ops.rscene.bake_simulation(frame_start=1, frame_end=13) == {"FINISHED"}
+    bpy.context.scene.frame_set(13)
+    assert cube.location.z == pytest.approx(5.0, abs=1e-6)
+    written = rscene.loads(_export(tmp_path)).by_path("/World/Cube")
+    assert written.get("primitive") == "box" and written.get("bodyMode") == "static"
+    assert tuple(written.get("scale")) == pytest.approx((1.0, 1.0, 1.0))
+
+
 # -- robots: their own sensors cannot be written; a baked robot writes its start state -------------------
 
 
