@@ -19,21 +19,11 @@ import pytest
 
 from rscene_addon.sim import kernels
 from rscene_addon.sim.compile_watch import CompileStatus
+from tests.unit.sim.test_articulated import PENDULUM_URDF
 
 ROOT = Path(__file__).resolve().parents[3]
 REMOVED = ("articulated.kinematics", "robot_near.near_systems")  # robots.warm_up calls both, in this order
 
-PENDULUM = """<?xml version="1.0"?>
-<robot name="pendulum">
-  <link name="world"/>
-  <link name="rod">
-    <inertial><origin xyz="0 0 -0.5"/><mass value="2"/>
-      <inertia ixx="0.1667" iyy="0.1667" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial>
-  </link>
-  <joint name="hinge" type="revolute"><parent link="world"/><child link="rod"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="100" velocity="10"/></joint>
-</robot>
-"""
 
 # Simulates the pendulum once with a cancel asked as soon as a function has compiled (when CANCEL is set),
 # then once to the end; prints what each run reported, which index files existed after each, and the rod.
@@ -79,7 +69,7 @@ def _warm_cache_without(tmp: Path) -> Path:
 
 
 def _child(tmp: Path, cache: Path, cancel: bool) -> dict:
-    (tmp / "pendulum.urdf").write_text(PENDULUM)
+    (tmp / "pendulum.urdf").write_text(PENDULUM_URDF)
     scene = tmp / "scene.rscene"
     scene.write_text("raisim_engine_scene 2\narticulated_resource pendulum_res pendulum pendulum.urdf\n"
                      "articulated /World/Pendulum pendulum_res 0 0 2 1 0 0 0 true true generalizedCoordinate=0.2\n")
