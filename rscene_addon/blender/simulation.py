@@ -123,7 +123,8 @@ def simulate_and_bake(bl_scene, frame_start: int, frame_end: int, substeps: int 
     ``frame_start`` and key them, all on the calling thread; returns ``(bodies baked, trajectory)``.
 
     Arguments as :func:`prepare`; ``progress(fraction)``, ``cancel()`` and ``compile_progress(status)`` go to
-    the simulation (:meth:`SimulationRun.run`; a cancel raises ``sim.Cancelled``). Raises :class:`SimulationFailed` when the trajectory is not finite."""
+    the simulation (:meth:`SimulationRun.run`; a cancel raises ``sim.Cancelled``). Raises
+    :class:`SimulationFailed` when the trajectory is not finite."""
     run = prepare(bl_scene, frame_start, frame_end, substeps, scene_model=scene_model, seed=seed,
                   backend=backend, say=say, made=made)
     trajectory = run.run(progress, cancel, compile_progress)
