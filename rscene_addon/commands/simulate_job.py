@@ -9,8 +9,7 @@ import os
 import time
 from typing import Callable
 
-from ..sim import kernels
-from ..sim import compile_watch
+from ..sim import compile_watch, kernels
 from ..sim.finite import non_finite
 from ..sim.trajectory import Cancelled, simulate
 

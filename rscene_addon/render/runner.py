@@ -67,8 +67,7 @@ def _simulate_first(bl_scene, job, frames, request: RenderRequest, report, cance
     the whole run's frames, so chunks agree. Returns False when cancelled."""
     from ..blender.bake import current_scene_model
     from ..blender.simulation import SimulationFailed, has_bake, moves, simulate_and_bake
-    from ..sim import Cancelled
-    from ..sim import compile_watch
+    from ..sim import Cancelled, compile_watch
     frames = list(frames)
     if not frames or has_bake(bl_scene):
         return True

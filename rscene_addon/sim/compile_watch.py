@@ -5,12 +5,13 @@ numba announces each function it compiles (``numba:compile``) and each compiler 
 a listener counts our functions and raises :class:`CompileCancelled` at the next event once ``cancel()``
 says so. The exception leaves numba like any failed compile: the functions finished before it stay in the
 cache, the next load compiles the rest. How many are left is read from the code: the kernel functions a
-part's ``warm_up`` reaches through the names it uses that are not compiled yet (a function behind a branch
-that never runs counts too, so the total is an upper bound and the count may end below it).
-Imported only when a kernel module is about to be warmed up; numba is imported by then.
+part's ``warm_up`` reaches through the names it uses, short of those loaded or held by the cache (a function
+behind a branch that never runs counts too, so the total is an upper bound and the count may end below it).
+numba is imported only by a watch that listens, i.e. when a kernel module is about to be warmed up.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import types
@@ -102,12 +103,13 @@ class CompileWatch:
         self.started: float | None = None
 
     def status(self) -> CompileStatus:
-        pending = {d for d in self.expected if d not in self.done and not d.overloads}
+        pending = {d for d in self.expected if not d.overloads}  # one done has its overload
         seconds = 0.0 if self.started is None else time.perf_counter() - self.started
         return CompileStatus(len(self.done), len(self.done) + len(pending), seconds)
 
     def listen(self, module):
-        """A context in which ``module.warm_up()`` runs under this watch."""
+        """A context in which ``module.warm_up()`` runs under this watch: its listener is installed by this
+        call (numba's ``event.install_listener`` for both kinds) and removed when the context exits."""
         from numba.core import event
         self.expected |= reachable(module.warm_up)
         watch = self
@@ -128,26 +130,10 @@ class CompileWatch:
                 if watch.progress is not None:
                     watch.progress(watch.status())
 
-        return _Listening(_Listener(), ("numba:compile", "numba:run_pass"))
-
-
-class _Listening:
-    """``event.install_listener`` for several kinds at once."""
-
-    def __init__(self, listener, kinds):
-        self.listener, self.kinds = listener, kinds
-
-    def __enter__(self):
-        from numba.core import event
-        for kind in self.kinds:
-            event.register(kind, self.listener)
-        return self.listener
-
-    def __exit__(self, *exc):
-        from numba.core import event
-        for kind in self.kinds:
-            event.unregister(kind, self.listener)
-        return False
+        listener, stack = _Listener(), contextlib.ExitStack()
+        for kind in ("numba:compile", "numba:run_pass"):
+            stack.enter_context(event.install_listener(kind, listener))
+        return stack
 
 
 def printer(print_fn: Callable[[str], None] = print, every: int = 10) -> Callable[[CompileStatus], None]:
