@@ -44,8 +44,9 @@ class RSCENE_OT_bake_simulation(bpy.types.Operator):
         except (OSError, ValueError) as exc:  # bad PD gains, numba asked for where it does not import
             self.report({"ERROR"}, str(exc))
             return {"CANCELLED"}
-        if context.window is None or bpy.app.background:
-            return self._finish(context, self._run.run())
+        if context.window is None or bpy.app.background:  # no status bar: a first compile counts on the console
+            from ..sim import compile_watch
+            return self._finish(context, self._run.run(compile_progress=compile_watch.printer()))
         self._fraction, self._cancelled, self._result, self._error = 0.0, False, None, None
         self._compiling = None  # the last CompileStatus while kernels compile
 
