@@ -19,7 +19,7 @@ restitution threshold come from the material table entry between the geom's mate
 (default: "default"); penetration deeper than ``SLOP`` is removed at the world's ``erp`` per step, by
 pseudo velocities (split impulse) that change the robot's positions, never its velocities, except against
 dynamic bodies: the world integrates those after the robots' solve, with its other contacts, so there the
-correction is a velocity target the world's solver can weigh.
+correction is a velocity target the world's solver can weigh, no faster than ``MAX_PUSH_SPEED``.
 
 Only the public model and state arrays of the World are used (``model.geom_*``, ``model.body_*``,
 ``model.solver``, ``state.position/quaternion/linear_velocity/angular_velocity/sleeping``, ``World.wake``,
@@ -36,7 +36,7 @@ from .narrowphase import Frames
 from .sdf import geom_distance
 from .spatial_algebra import cross3
 
-__all__ = ["SLOP", "WorldContacts", "contact_targets", "world_erp"]
+__all__ = ["MAX_PUSH_SPEED", "SLOP", "WorldContacts", "contact_targets", "world_erp"]
 
 MARGIN = 0.02  # speculative contact distance (m), plus what the velocities cover in one step
 
@@ -133,6 +133,12 @@ def world_erp(world) -> float:
 
 
 SLOP = 1e-4  # penetration (m) left uncorrected, as in the rigid world's solver
+# The fastest a penetration against a dynamic body is corrected (m/s): there the correction is real velocity
+# (see the module's docstring), and erp x depth / dt grows without bound (a crate made overlapping a robot,
+# 1.5 m deep at dt 1/480, left at 74 m/s). Box2D v3 caps its push-out the same way, at 3 m/s
+# (b2WorldDef.contactPushMaxVelocity / contactPushoutVelocity); a contact 3 cm deep or less at dt 1/480 is
+# corrected as before.
+MAX_PUSH_SPEED = 3.0
 
 
 class WorldContacts:
@@ -287,7 +293,7 @@ class WorldContacts:
             # correction must reach the body as velocity, so that the world weighs it against the body's
             # other contacts (a shifted crate would sink into the floor under it)
             if targets[1] > 0:
-                contact["target"], contact["push"] = max(targets[0], targets[1]), 0.0
+                contact["target"], contact["push"] = max(targets[0], min(targets[1], MAX_PUSH_SPEED)), 0.0
         out.append(contact)
 
     # -- the other side ------------------------------------------------------------------------------------

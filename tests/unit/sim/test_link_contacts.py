@@ -111,6 +111,26 @@ def test_link_bounces_off_a_dynamic_box_with_the_world_restitution(tmp_path, e):
     assert [(ev["body_a"], ev["body_b"]) for ev in system.events] == [("/World/Crate", "box/body")]
 
 
+@pytest.mark.parametrize("overlap, speed", [(0.01, 0.99), (0.1, 3.0)])
+def test_an_overlapping_dynamic_box_is_pushed_out_no_faster_than_the_cap(tmp_path, overlap, speed):
+    # no gravity, no friction: a resting 3 kg crate made overlapping the resting 2 kg box robot's front face
+    # by ``overlap`` along x. The correction, erp x (overlap - 0.1 mm slop) / dt, becomes the contacts'
+    # relative speed, capped at 3 m/s as Box2D v3 caps its push-out (contactPushMaxVelocity): 0.99 m/s for
+    # 1 cm, 3 m/s (not 9.99) for 10 cm. Momentum stays zero: the crate takes m1 / (m1 + m2) of it, the robot
+    # the rest, backwards
+    dt, erp, m1, m2 = 0.002, 0.2, BOX_M, 3.0
+    crate = obj("/World/Crate", "box", pos=(0.35 - overlap, 0, 0), scale=(0.3, 1.0, 1.0), mass=m2)
+    world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, sleeping=False)
+                                        + [crate]))
+    system = ArticulatedSystem(read_robot(tmp_path, box_urdf()), dt=dt, gravity=(0, 0, 0),
+                               environment=WorldContacts(world, erp=erp))
+    system.set_state([0, 0, 0, 1, 0, 0, 0], np.zeros(6))
+    _run(system, world, 1)
+    v_crate = world.state.linear_velocity[world.body_index("/World/Crate")]
+    assert v_crate == pytest.approx([m1 / (m1 + m2) * speed, 0, 0], abs=1e-9)
+    assert system.u == pytest.approx([-m2 / (m1 + m2) * speed, 0, 0, 0, 0, 0], abs=1e-9)
+
+
 def test_sliding_link_stops_after_the_coulomb_distance(tmp_path):
     # v0^2 / (2 mu g) on a static box's top face
     dt, mu, v0 = 0.001, 0.5, 1.0
