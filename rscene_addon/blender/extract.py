@@ -349,8 +349,10 @@ def new_record_for(ob, scene: Scene, out_dir: str, warn):
     if ob.type == "MESH":
         path = _unique_path(scene, ob.name)
         common = dict(path=path, position=tuple(ob.location), quaternion=tuple(_rotation(ob)))
-        if _is_unit_box(ob.data):
-            record = new_record("object", primitive="box", scale=tuple(ob.scale), **common)
+        half = _box_half_extents(ob.data)
+        if half is not None:  # a box record's scale is its side lengths: Blender's Cube (+-1) is 2 m wide
+            record = new_record("object", primitive="box", scale=tuple(2.0 * h * abs(k) for h, k in zip(half, ob.scale)),
+                                **common)
         else:
             file_name = f"{bpy.path.clean_name(ob.name)}.glb"
             _export_glb(ob, os.path.join(out_dir, file_name))
@@ -367,11 +369,16 @@ def becomes_new_record(ob) -> bool:
     return not props.source and not ob.get("rscene_collision") and ob.parent is None
 
 
-def _is_unit_box(mesh) -> bool:
+def _box_half_extents(mesh) -> tuple[float, float, float] | None:
+    """The half side lengths of a box mesh centred on its origin, axis-aligned in its own frame (8 corners at
+    +-hx, +-hy, +-hz: a box record's +-0.5, Blender's Cube +-1), else None."""
     if len(mesh.vertices) != 8 or len(mesh.polygons) != 6:
-        return False
+        return None
     coords = [tuple(round(abs(c), 5) for c in v.co) for v in mesh.vertices]
-    return all(c == coords[0] for c in coords) and all(abs(c - 0.5) < 1e-5 or abs(c - 1.0) < 1e-5 for c in coords[0])
+    corners = {tuple(round(c, 5) for c in v.co) for v in mesh.vertices}
+    if not all(c == coords[0] for c in coords) or min(coords[0]) <= 0 or len(corners) != 8:
+        return None
+    return coords[0]
 
 
 def _export_glb(ob, path: str) -> None:

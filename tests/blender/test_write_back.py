@@ -351,7 +351,7 @@ def test_start_from_current_pose(example, tmp_path):
 def test_a_mesh_made_in_blender_is_named_by_the_bake_and_its_body_mode_is_written(example, tmp_path):
     """The factory startup's Cube left beside an imported file: the bake says it simulates it (a dynamic
     1 kg box falls freely, z = z0 - g t^2 / 2 before it lands); set static in its RaiSim Record panel, it stays
-    put, and export adds it to the file as a static box (read back by the reader)."""
+    put, and export adds it to the file as a static box of the Cube's size (read back by the reader)."""
     from rscene_addon.blender import simulation
     from rscene_addon.ui.panels import RSCENE_PT_object
     mesh = bpy.data.meshes.new("Cube")
@@ -380,7 +380,9 @@ def test_a_mesh_made_in_blender_is_named_by_the_bake_and_its_body_mode_is_writte
     assert cube.location.z == pytest.approx(5.0, abs=1e-6)
     written = rscene.loads(_export(tmp_path)).by_path("/World/Cube")
     assert written.get("primitive") == "box" and written.get("bodyMode") == "static"
-    assert tuple(written.get("scale")) == pytest.approx((1.0, 1.0, 1.0))
+    # a box record's scale is its side lengths: the 2 m Cube (corners at +-1) as Blender measures it
+    assert tuple(cube.dimensions) == pytest.approx((2.0, 2.0, 2.0))
+    assert tuple(written.get("scale")) == pytest.approx(tuple(cube.dimensions))
 
 
 # -- robots: their own sensors cannot be written; a baked robot writes its start state -------------------
