@@ -19,7 +19,8 @@ restitution threshold come from the material table entry between the geom's mate
 (default: "default"); penetration deeper than ``SLOP`` is removed at the world's ``erp`` per step, by
 pseudo velocities (split impulse) that change the robot's positions, never its velocities, except against
 dynamic bodies: the world integrates those after the robots' solve, with its other contacts, so there the
-correction is a velocity target the world's solver can weigh, no faster than ``MAX_PUSH_SPEED``.
+correction is a velocity target the world's solver can weigh, no faster than ``MAX_PUSH_SPEED``, up to
+``DEEP``; deeper, both sides are moved by split impulse (``shift``).
 
 Only the public model and state arrays of the World are used (``model.geom_*``, ``model.body_*``,
 ``model.solver``, ``state.position/quaternion/linear_velocity/angular_velocity/sleeping``, ``World.wake``,
@@ -30,13 +31,13 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import BOX, CAPSULE, CONVEX, CYLINDER, HEIGHTFIELD, PLANE, SPHERE
-from .mathutil import cross, quat_to_matrix, tangent_basis
+from .mathutil import cross, quat_integrate, quat_to_matrix, tangent_basis
 from .physics_model import ALL_GROUPS, DYNAMIC, FRICTION, RESTITUTION, RESTITUTION_THRESHOLD
 from .narrowphase import Frames
 from .sdf import geom_distance
 from .spatial_algebra import cross3
 
-__all__ = ["MAX_PUSH_SPEED", "SLOP", "WorldContacts", "contact_targets", "world_erp"]
+__all__ = ["DEEP", "MAX_PUSH_SPEED", "SLOP", "WorldContacts", "contact_targets", "world_erp"]
 
 MARGIN = 0.02  # speculative contact distance (m), plus what the velocities cover in one step
 
@@ -136,9 +137,14 @@ SLOP = 1e-4  # penetration (m) left uncorrected, as in the rigid world's solver
 # The fastest a penetration against a dynamic body is corrected (m/s): there the correction is real velocity
 # (see the module's docstring), and erp x depth / dt grows without bound (a crate made overlapping a robot,
 # 1.5 m deep at dt 1/480, left at 74 m/s). Box2D v3 caps its push-out the same way, at 3 m/s
-# (b2WorldDef.contactPushMaxVelocity / contactPushoutVelocity); a contact 3 cm deep or less at dt 1/480 is
-# corrected as before.
+# (b2WorldDef.contactPushMaxVelocity / contactPushoutVelocity).
 MAX_PUSH_SPEED = 3.0
+# Deeper than this (m), a contact with a dynamic body is corrected by split impulse on both sides (the body is
+# moved, not sped up), as Bullet corrects contacts deeper than its splitImpulsePenetrationThreshold (4 cm):
+# links lying inside a body push it along opposite faces, velocity targets that cannot all hold, and their
+# impulses (and the friction those allow) grew sweep after sweep (a 1 m box around Laikago's legs was thrown
+# at 15 m/s, the robot at 4 m/s).
+DEEP = 0.04
 
 
 class WorldContacts:
@@ -291,8 +297,9 @@ class WorldContacts:
             contact["body_inv"] = inv
             # the world's own solver never sees this contact and integrates the body after it: a position
             # correction must reach the body as velocity, so that the world weighs it against the body's
-            # other contacts (a shifted crate would sink into the floor under it)
-            if targets[1] > 0:
+            # other contacts (a shifted crate would sink into the floor under it); only a deep overlap moves
+            # the body itself (``shift``)
+            if 0 < targets[1] and -gap <= DEEP:
                 contact["target"], contact["push"] = max(targets[0], min(targets[1], MAX_PUSH_SPEED)), 0.0
         out.append(contact)
 
@@ -301,6 +308,18 @@ class WorldContacts:
     def body_velocity(self, b: int) -> np.ndarray:
         s = self.world.state
         return np.concatenate((s.linear_velocity[b], s.angular_velocity[b]))
+
+    def shift(self, pushes: dict, dt: float) -> None:
+        """Move dynamic bodies (index -> (6,) pseudo velocity: linear, angular) by ``dt`` of it: the split
+        impulse of contacts deeper than ``DEEP``, which changes positions, never velocities."""
+        s = self.world.state
+        for b, p in pushes.items():
+            if not p.any():
+                continue
+            s.position[b] += p[:3] * dt
+            s.quaternion[b] = quat_integrate(s.quaternion[b][None], p[None, 3:], dt)[0]
+            if s.sleeping[b]:
+                self.world.wake(int(b))
 
     def apply(self, velocities: dict) -> None:
         """Write the new (6,) velocities of dynamic bodies (index -> linear, angular) into the world."""

@@ -58,21 +58,22 @@ def _numpy_step_systems(systems, dt: float) -> None:
             contacts += s.environment.contacts(s, u, dt)
     contacts += link_pair_contacts(systems, u_free, dt)
     velocities, pushes = _solve_rows(systems, predicted, limits, contacts,
-                                     max(s.contact_iterations for s in systems))
+                                     max(s.contact_iterations for s in systems), dt)
     for k, s in enumerate(systems):
         s.last_contacts = [c for c in contacts if c["system"] is s or c.get("other_system") is s]
         s._finish(velocities[k], pushes[k], dt)
         s._record_events(s.last_contacts)
 
 
-def _solve_rows(systems, predicted, limits, contacts, iterations: int):
+def _solve_rows(systems, predicted, limits, contacts, iterations: int, dt: float):
     """Sequential impulses in joint space over joint limits and contacts of ``systems`` and the world bodies
     they touch (an impulse changes every side's velocity by its inverse mass; the contacts start from the
     impulses they carried last step, ``warm_impulses``, and the sweeps end once one moves no velocity by
     more than ``TOLERANCE``, as the compiled ``solve_rows`` does), then a split-impulse pass on
-    the normals of penetrating contacts (world bodies do not move in it: their contacts carry no ``push``).
-    Writes the world bodies' new velocities back through their environments and each contact's impulse
-    (normal, t1, t2) into ``impulse``. Returns the systems' velocities and pseudo velocities."""
+    the normals of penetrating contacts (a world body's contacts carry a ``push`` only deeper than
+    ``link_contacts.DEEP``). Writes the world bodies' new velocities back through their environments (and
+    moves those pushed, ``shift``) and each contact's impulse (normal, t1, t2) into ``impulse``. Returns the
+    systems' velocities and pseudo velocities."""
     n_sys = len(systems)
     vel = [u.copy() for _, u in predicted]
     if not limits and not contacts:
@@ -157,6 +158,8 @@ def _solve_rows(systems, predicted, limits, contacts, iterations: int):
                 push_lambda[r] = new
     for slot, (env, b) in enumerate(owners, start=n_sys):
         env.apply({b: vel[slot]})
+        if pushing:
+            env.shift({b: push[slot]}, dt)
     return vel[:n_sys], push[:n_sys]
 
 

@@ -111,14 +111,9 @@ def test_link_bounces_off_a_dynamic_box_with_the_world_restitution(tmp_path, e):
     assert [(ev["body_a"], ev["body_b"]) for ev in system.events] == [("/World/Crate", "box/body")]
 
 
-@pytest.mark.parametrize("overlap, speed", [(0.01, 0.99), (0.1, 3.0)])
-def test_an_overlapping_dynamic_box_is_pushed_out_no_faster_than_the_cap(tmp_path, overlap, speed):
-    # no gravity, no friction: a resting 3 kg crate made overlapping the resting 2 kg box robot's front face
-    # by ``overlap`` along x. The correction, erp x (overlap - 0.1 mm slop) / dt, becomes the contacts'
-    # relative speed, capped at 3 m/s as Box2D v3 caps its push-out (contactPushMaxVelocity): 0.99 m/s for
-    # 1 cm, 3 m/s (not 9.99) for 10 cm. Momentum stays zero: the crate takes m1 / (m1 + m2) of it, the robot
-    # the rest, backwards
-    dt, erp, m1, m2 = 0.002, 0.2, BOX_M, 3.0
+def _crate_overlapping_the_robot(tmp_path, overlap, dt, erp, m2):
+    """No gravity, no friction: a resting crate of mass ``m2`` made overlapping the resting box robot's front
+    face by ``overlap`` along x, one step run. Returns the robot, the world and the crate's index."""
     crate = obj("/World/Crate", "box", pos=(0.35 - overlap, 0, 0), scale=(0.3, 1.0, 1.0), mass=m2)
     world = World.from_scene(scene_from(header(dt=dt, gravity=(0, 0, 0), friction=0.0, sleeping=False)
                                         + [crate]))
@@ -126,9 +121,32 @@ def test_an_overlapping_dynamic_box_is_pushed_out_no_faster_than_the_cap(tmp_pat
                                environment=WorldContacts(world, erp=erp))
     system.set_state([0, 0, 0, 1, 0, 0, 0], np.zeros(6))
     _run(system, world, 1)
-    v_crate = world.state.linear_velocity[world.body_index("/World/Crate")]
-    assert v_crate == pytest.approx([m1 / (m1 + m2) * speed, 0, 0], abs=1e-9)
+    return system, world, world.body_index("/World/Crate")
+
+
+@pytest.mark.parametrize("overlap, speed", [(0.01, 0.99), (0.035, 3.0)])
+def test_an_overlapping_dynamic_box_is_pushed_out_no_faster_than_the_cap(tmp_path, overlap, speed):
+    # the correction of a shallow overlap, erp x (overlap - 0.1 mm slop) / dt, becomes the contacts' relative
+    # speed, capped at 3 m/s as Box2D v3 caps its push-out (contactPushMaxVelocity): 0.99 m/s for 1 cm,
+    # 3 m/s (not 3.49) for 3.5 cm. Momentum stays zero: the crate takes m1 / (m1 + m2) of it, the robot the
+    # rest, backwards
+    dt, erp, m1, m2 = 0.002, 0.2, BOX_M, 3.0
+    system, world, crate = _crate_overlapping_the_robot(tmp_path, overlap, dt, erp, m2)
+    assert world.state.linear_velocity[crate] == pytest.approx([m1 / (m1 + m2) * speed, 0, 0], abs=1e-9)
     assert system.u == pytest.approx([-m2 / (m1 + m2) * speed, 0, 0, 0, 0, 0], abs=1e-9)
+
+
+def test_a_deep_overlap_with_a_dynamic_box_moves_both_apart_without_speed(tmp_path):
+    # 10 cm, deeper than Bullet's 4 cm split-impulse threshold: corrected by split impulse on both sides,
+    # positions only. In one step they part by erp x (overlap - slop), the crate m1 / (m1 + m2) of it, the
+    # robot the rest; neither moves afterwards (no velocity, no energy)
+    dt, erp, m1, m2, overlap = 0.002, 0.2, BOX_M, 3.0, 0.1
+    system, world, crate = _crate_overlapping_the_robot(tmp_path, overlap, dt, erp, m2)
+    apart = erp * (overlap - 1e-4)
+    assert world.state.linear_velocity[crate] == pytest.approx([0, 0, 0], abs=1e-9)
+    assert system.u == pytest.approx(np.zeros(6), abs=1e-9)
+    assert world.state.position[crate] == pytest.approx([0.35 - overlap + m1 / (m1 + m2) * apart, 0, 0], abs=1e-9)
+    assert system.q[:3] == pytest.approx([-m2 / (m1 + m2) * apart, 0, 0], abs=1e-9)
 
 
 def test_sliding_link_stops_after_the_coulomb_distance(tmp_path):
